@@ -1,0 +1,197 @@
+"""Command line: ``workbench analyze | check | report | batch | preset``.
+
+Exit codes: 0 done, 1 a gate failed or a claim did not hold (``check``), 2 bad input or
+usage. Bad input is one line on stderr naming the file (and line and field where there is
+one); never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import config as config_mod
+from . import results, terminal
+from .errors import WorkbenchError
+
+EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # usage errors exit 2 with one line, like bad input
+        self.print_usage(sys.stderr)
+        print(f"workbench: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_INPUT)
+
+
+def _add_inputs(p: argparse.ArgumentParser, out_required: bool = True) -> None:
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="judge-row files or globs (.jsonl, .jsonl.gz, .json)")
+    p.add_argument("--config", metavar="FILE", help="YAML config (see docs/config.md)")
+    p.add_argument("--preset", choices=config_mod.PRESETS, help="a shipped config for a known harness")
+    p.add_argument("--plan", metavar="FILE|complete",
+                   help="CSV of planned judgments, or 'complete' for every observed combination")
+    p.add_argument("--published", metavar="FILE", help="published scorecard CSV to audit")
+    p.add_argument("--claims", metavar="FILE", help="YAML list of headline claims to check")
+    p.add_argument("--min-valid-n", type=int, metavar="N", help="preregistered minimum valid n per cell")
+    p.add_argument("--min-clusters", type=int, metavar="N", help="preregistered minimum scenarios per cell")
+    p.add_argument("--seed", type=int, help="bootstrap seed")
+    p.add_argument("--resamples", type=int, help="bootstrap resamples")
+    p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                   help="set a config key (YAML value), e.g. -p confidence 0.9")
+    p.add_argument("--no-gate", action="store_true", help="report non-measured cells without failing")
+    p.add_argument("--quiet", "-q", action="store_true", help="print only where the output went")
+    if out_required:
+        p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``workbench`` argument parser."""
+    parser = _Parser(prog="workbench", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("analyze", help="ledger, census, scorecard, offsets, contrasts -> results.json")
+    _add_inputs(p)
+
+    p = sub.add_parser("check", help="check headline claims (and a published card) against the rows")
+    _add_inputs(p, out_required=False)
+    p.add_argument("--out", metavar="DIR", help="also write results.json and rows.parquet here")
+
+    p = sub.add_parser("report", help="render the papermill report (HTML, notebook, figures)")
+    _add_inputs(p)
+
+    p = sub.add_parser("batch", help="one report per manifest entry")
+    p.add_argument("manifest", metavar="MANIFEST.yaml")
+    p.add_argument("--out", required=True, metavar="DIR")
+    p.add_argument("--jobs", type=int, default=2, metavar="N")
+
+    p = sub.add_parser("preset", help="list or show the shipped presets")
+    psub = p.add_subparsers(dest="preset_command", required=True, parser_class=_Parser)
+    psub.add_parser("list", help="names of the shipped presets")
+    ps = psub.add_parser("show", help="print a preset's YAML")
+    ps.add_argument("name", choices=config_mod.PRESETS)
+    return parser
+
+
+def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """Config overrides from flags and ``-p NAME VALUE`` pairs (values parsed as YAML)."""
+    import yaml
+
+    over: dict[str, Any] = {}
+    for name, value in args.param:
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise WorkbenchError(f"-p {name}: cannot parse value {value!r}: {exc}") from exc
+        cur = over
+        parts = name.split(".")
+        for part in parts[:-1]:
+            cur = cur.setdefault(part, {})
+        cur[parts[-1]] = parsed
+    if args.min_valid_n is not None:
+        over["min_valid_n"] = args.min_valid_n
+    if args.min_clusters is not None:
+        over["min_clusters"] = args.min_clusters
+    if args.seed is not None or args.resamples is not None:
+        boot = over.setdefault("bootstrap", {})
+        if args.seed is not None:
+            boot["seed"] = args.seed
+        if args.resamples is not None:
+            boot["resamples"] = args.resamples
+    return over
+
+
+def _config(args: argparse.Namespace) -> config_mod.Config:
+    return config_mod.load_config(args.config, args.preset, overrides_from_args(args) or None)
+
+
+def _check_files(args: argparse.Namespace) -> None:
+    for flag in ("published", "claims"):
+        path = getattr(args, flag, None)
+        if path is not None and not Path(path).is_file():
+            raise WorkbenchError(f"{path}: --{flag} file not found")
+    if args.plan not in (None, "complete") and not Path(args.plan).is_file():
+        raise WorkbenchError(f"{args.plan}: plan file not found")
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from . import pipeline
+
+    cfg = _config(args)
+    _check_files(args)
+    progress = terminal.progress_bar("ingest", enabled=not args.quiet)
+    analysis = pipeline.run(args.inputs, cfg, plan=args.plan, published=args.published,
+                            claims=args.claims, progress=progress)
+    progress(None)
+    out = Path(args.out)
+    paths = write_outputs(analysis, out, argv=sys.argv)
+    if not args.quiet:
+        terminal.print_analysis(analysis)
+    print(f"wrote {paths['results']} and {paths['rows']}")
+    return gate_exit(analysis, args.no_gate)
+
+
+def write_outputs(analysis: Any, out: Path, argv: Sequence[str] | None = None) -> dict[str, Path]:
+    """Write results.json, rows.parquet and run.json into ``out``."""
+    import json
+    import platform
+    import time
+
+    out.mkdir(parents=True, exist_ok=True)
+    res = results.write(out / "results.json", analysis.doc)
+    rows = out / "rows.parquet"
+    analysis.rows.write_parquet(rows)
+    run = {"argv": list(argv or []), "host": platform.node(), "python": platform.python_version(),
+           "finished_unix": time.time()}
+    (out / "run.json").write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+    return {"results": res, "rows": rows}
+
+
+def gate_exit(analysis: Any, no_gate: bool) -> int:
+    """Exit code for the preregistered gate: 1 when it failed (unless ``--no-gate``)."""
+    gate = analysis.doc.get("gate")
+    if gate is None or gate.get("passed", True) or no_gate:
+        return EXIT_OK
+    return EXIT_GATE
+
+
+def cmd_preset(args: argparse.Namespace) -> int:
+    if args.preset_command == "list":
+        for name in config_mod.PRESETS:
+            print(name)
+        return EXIT_OK
+    sys.stdout.write(config_mod.preset_text(args.name))
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``workbench`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handlers = {"analyze": cmd_analyze, "preset": cmd_preset}
+    for name in ("check", "report", "batch"):
+        handlers[name] = _lazy(name)
+    try:
+        return handlers[args.command](args)
+    except WorkbenchError as exc:
+        print(f"workbench: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        print("workbench: interrupted", file=sys.stderr)
+        return 130
+
+
+def _lazy(name: str) -> Any:
+    def handler(args: argparse.Namespace) -> int:
+        import importlib
+
+        mod = importlib.import_module(f"workbench.cmd_{name}")
+        return int(mod.run(args))
+
+    return handler
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

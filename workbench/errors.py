@@ -1,0 +1,31 @@
+"""Exceptions the workbench raises. Everything a user can cause is a :class:`WorkbenchError`.
+
+The CLI turns any ``WorkbenchError`` into one line on stderr and exit code 2; a traceback
+means a bug in the workbench, never bad input.
+"""
+
+from __future__ import annotations
+
+
+class WorkbenchError(Exception):
+    """Base class: an error the user can act on (bad input, bad config, bad usage)."""
+
+
+class InputError(WorkbenchError):
+    """An input file cannot be used at all (missing, empty, unreadable, no valid row).
+
+    A damaged *line* is never an exception: it lands in the ledger's ``malformed`` bucket.
+    """
+
+    def __init__(self, path: str, reason: str, line: int | None = None, field: str | None = None):
+        self.path = path
+        self.reason = reason
+        self.line = line
+        self.field = field
+        where = path if line is None else f"{path}:{line}"
+        what = f"field '{field}': {reason}" if field else reason
+        super().__init__(f"{where}: {what}")
+
+
+class ConfigError(WorkbenchError):
+    """A config file, preset or parameter is invalid; the message names the file and the key."""

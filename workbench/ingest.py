@@ -1,0 +1,643 @@
+"""Ingest: raw files -> one row per physical line, each in exactly one ledger bucket.
+
+The fast path decodes whole chunks of lines in C (``msgspec``'s ``decode_lines`` into a
+struct that keeps only the configured fields); a chunk that fails is bisected until the bad
+lines are isolated, so one damaged line costs a handful of extra decodes, not a per-line
+Python loop over the file. Only the isolated lines take the slow path (stdlib ``json``,
+which also reads ``NaN``/``Infinity`` so they can be classified as ``invalid_number``).
+Classification into buckets is vectorised in polars.
+
+Buckets (see :data:`BUCKETS`) partition the lines read: ``blank`` + every other bucket
+== lines. ``missing_planned`` rows (planned judgments with no line) are appended by
+:func:`workbench.ledger.apply_plan` and carry no file or line.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from operator import attrgetter
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import polars as pl
+
+from .config import KEY_FIELDS, Config, FieldPath
+from .errors import InputError
+
+BUCKETS: tuple[str, ...] = (
+    "blank",
+    "valid",
+    "partial",
+    "empty",
+    "non_numeric",
+    "out_of_range",
+    "invalid_number",
+    "malformed",
+    "duplicate",
+    "conflict",
+)
+"""Ledger buckets; every physical line lands in exactly one."""
+
+FIELD_STATUSES: tuple[str, ...] = (
+    "valid",
+    "absent",
+    "null",
+    "sentinel",
+    "non_numeric",
+    "out_of_range",
+    "invalid_number",
+)
+"""Per-field status of a rubric value. Only ``valid`` values ever enter a mean."""
+
+CHUNK = 65536
+_UNSET = msgspec.UNSET
+
+# value kinds, assigned per value in one pass
+_ABSENT, _NULL, _NUMBER, _STRING, _BOOL, _OTHER = range(6)
+_KIND = {type(None): _NULL, int: _NUMBER, float: _NUMBER, str: _STRING, bool: _BOOL,
+         type(_UNSET): _ABSENT}
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One input file as read: its path, sha256 of the bytes on disk and its line count."""
+
+    path: str
+    sha256: str
+    lines: int
+
+
+# --------------------------------------------------------------------------- files
+
+
+def expand_inputs(patterns: Sequence[str]) -> list[str]:
+    """Return the files named by paths or globs, in the order given (globs sorted).
+
+    Raises :class:`InputError` for a path that does not exist or a glob that matches nothing.
+    """
+    out: list[str] = []
+    for pat in patterns:
+        if any(ch in pat for ch in "*?[") and not os.path.exists(pat):
+            hits = sorted(p for p in glob.glob(pat, recursive=True) if os.path.isfile(p))
+            if not hits:
+                raise InputError(pat, "no file matches this pattern")
+            out.extend(hits)
+        elif os.path.isdir(pat):
+            raise InputError(pat, "is a directory; give files or a glob such as DIR/*.jsonl")
+        elif not os.path.isfile(pat):
+            raise InputError(pat, "no such file")
+        else:
+            out.append(pat)
+    seen: set[str] = set()
+    unique = []
+    for p in out:
+        key = os.path.realpath(p)
+        if key in seen:
+            raise InputError(p, "given twice; each file is read once")
+        seen.add(key)
+        unique.append(p)
+    if not unique:
+        raise InputError("<inputs>", "no input files given")
+    return unique
+
+
+def _read_bytes(path: str) -> tuple[bytes, str]:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
+    digest = hashlib.sha256(raw).hexdigest()
+    if path.endswith(".gz"):
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise InputError(path, f"not a readable gzip file: {exc}") from exc
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    return raw, digest
+
+
+def _split_lines(data: bytes) -> list[bytes]:
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return [ln[:-1] if ln.endswith(b"\r") else ln for ln in lines]
+
+
+def _file_format(path: str, cfg: Config) -> str:
+    if cfg.format != "auto":
+        return cfg.format
+    name = path[:-3] if path.endswith(".gz") else path
+    return "json-array" if name.endswith(".json") else "jsonl"
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+class _Spec:
+    """The struct type that keeps only the top-level fields the config reads."""
+
+    def __init__(self, cfg: Config):
+        paths: list[FieldPath] = []
+        for k in KEY_FIELDS:
+            paths.extend(cfg.keys[k] or ())
+        paths.extend(p for _, p in cfg.scores)
+        paths.extend(p for p in (cfg.flags, cfg.verdict, cfg.pass_field) if p is not None)
+        tops: list[str] = []
+        for p in paths:
+            if p[0] not in tops:
+                tops.append(str(p[0]))
+        self.attr = {name: f"f{i}" for i, name in enumerate(tops)}
+        self.Row = msgspec.defstruct(
+            "Row",
+            [(a, Any, _UNSET) for a in self.attr.values()],
+            rename={a: name for name, a in self.attr.items()},
+        )
+        self.lines_decoder = msgspec.json.Decoder(self.Row)
+        self.array_decoder = msgspec.json.Decoder(list[self.Row])
+
+    def from_dict(self, d: dict[str, Any]) -> Any:
+        return self.Row(**{a: d.get(name, _UNSET) for name, a in self.attr.items()})
+
+    def getter(self, path: FieldPath) -> Callable[[list[Any]], list[Any]]:
+        """Return a function mapping decoded rows to the values at ``path`` (UNSET if absent)."""
+        top = attrgetter(self.attr[str(path[0])])
+        rest = path[1:]
+        if not rest:
+            return lambda rows: list(map(top, rows))
+
+        def walk(v: Any) -> Any:
+            for tok in rest:
+                if isinstance(tok, int):
+                    if isinstance(v, list) and -len(v) <= tok < len(v):
+                        v = v[tok]
+                    else:
+                        return _UNSET
+                elif isinstance(v, dict):
+                    v = v.get(tok, _UNSET)
+                else:
+                    return _UNSET
+            return v
+
+        return lambda rows: [walk(v) for v in map(top, rows)]
+
+
+def _slow_decode(line: bytes, spec: _Spec) -> tuple[Any, str | None]:
+    """Decode one line the fast path rejected: (row, None) or (None, reason it is malformed)."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8 (byte {exc.start})"
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"not JSON: {exc.msg} (column {exc.colno})"
+    except RecursionError:
+        return None, "not JSON: nested too deeply"
+    if not isinstance(obj, dict):
+        return None, f"not a JSON object (a JSON {_json_type(obj)})"
+    return spec.from_dict(obj), None
+
+
+def _json_type(obj: Any) -> str:
+    return {list: "array", str: "string", int: "number", float: "number", bool: "boolean",
+            type(None): "null"}.get(type(obj), type(obj).__name__)
+
+
+def _decode_lines(lines: list[bytes], idx: list[int], spec: _Spec,
+                  rows: list[Any], errors: dict[int, str]) -> None:
+    """Decode ``lines[i] for i in idx`` into ``rows`` (aligned with idx) or ``errors``."""
+    stack = [(0, len(idx))]
+    out: dict[int, Any] = {}
+    while stack:
+        lo, hi = stack.pop()
+        part = idx[lo:hi]
+        if not part:
+            continue
+        try:
+            decoded = spec.lines_decoder.decode_lines(b"\n".join(lines[i] for i in part))
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+            decoded = None
+        if decoded is not None and len(decoded) == len(part):
+            for i, r in zip(part, decoded, strict=True):
+                out[i] = r
+            continue
+        if len(part) == 1:
+            row, reason = _slow_decode(lines[part[0]], spec)
+            if reason is None:
+                out[part[0]] = row
+            else:
+                errors[part[0]] = reason
+            continue
+        mid = (lo + hi) // 2
+        stack.append((mid, hi))
+        stack.append((lo, mid))
+    rows.extend(out.get(i) for i in idx)
+
+
+def _decode_array(data: bytes, path: str, spec: _Spec) -> tuple[list[Any], dict[int, str], int]:
+    """Decode a JSON array file: (rows, errors by element index, element count)."""
+    try:
+        rows = spec.array_decoder.decode(data)
+        return list(rows), {}, len(rows)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    try:
+        items = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not valid UTF-8 (byte {exc.start})") from exc
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"not a JSON array: {exc.msg}", line=exc.lineno) from exc
+    if not isinstance(items, list):
+        raise InputError(path, f"expected a JSON array of row objects, got a JSON {type(items).__name__}")
+    out: list[Any] = []
+    errors: dict[int, str] = {}
+    for i, obj in enumerate(items):
+        if isinstance(obj, dict):
+            out.append(spec.from_dict(obj))
+        else:
+            out.append(None)
+            errors[i] = f"not a JSON object (a JSON {_json_type(obj)})"
+    return out, errors, len(items)
+
+
+# --------------------------------------------------------------------------- extraction
+
+
+def _key_strings(values: list[Any]) -> tuple[list[str | None], list[str | None]]:
+    """Key values as strings; (strings, problems) with a problem text where a value is unusable."""
+    strs: list[str | None] = []
+    probs: list[str | None] = []
+    for v in values:
+        t = type(v)
+        if t is str:
+            if v.strip():
+                strs.append(v)
+                probs.append(None)
+            else:
+                strs.append(None)
+                probs.append("is an empty string")
+        elif t is int:
+            strs.append(str(v))
+            probs.append(None)
+        else:
+            strs.append(None)
+            probs.append("is missing" if v is _UNSET or v is None else f"is a {t.__name__}, not a string or integer")
+    return strs, probs
+
+
+def _path_text(p: FieldPath) -> str:
+    return "".join(f"[{t}]" if isinstance(t, int) else (f".{t}" if i else t) for i, t in enumerate(p))
+
+
+def _score_columns(values: list[Any], name: str) -> dict[str, list[Any]]:
+    kinds = [_KIND.get(type(v), _OTHER) for v in values]
+    nums = [float(v) if k == _NUMBER else None for v, k in zip(values, kinds, strict=True)]
+    strs = [v if k == _STRING else (_short_repr(v) if k >= _BOOL else None)
+            for v, k in zip(values, kinds, strict=True)]
+    return {f"{name}__kind": kinds, f"{name}__num": nums, f"{name}__str": strs}
+
+
+def _short_repr(v: Any) -> str:
+    text = json.dumps(v, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _flags_columns(values: list[Any]) -> tuple[list[list[str] | None], list[bool]]:
+    flags: list[list[str] | None] = []
+    present: list[bool] = []
+    for v in values:
+        if isinstance(v, list):
+            flags.append([x if isinstance(x, str) else _short_repr(x) for x in v])
+            present.append(True)
+        else:
+            flags.append(None)
+            present.append(False)
+    return flags, present
+
+
+def _text_column(values: list[Any]) -> list[str | None]:
+    return [v if type(v) is str else (None if v is _UNSET or v is None else _short_repr(v)) for v in values]
+
+
+def _extract(rows: list[Any], spec: _Spec, cfg: Config, path: str) -> dict[str, list[Any]]:
+    """Column lists for decoded rows (``None`` entries are malformed lines)."""
+    present = [r for r in rows if r is not None]
+    cols: dict[str, list[Any]] = {}
+    problems: list[str | None] = [None] * len(present)
+    path_groups: dict[str, str] = {}
+    if cfg.path_fields:
+        m = re.search(cfg.path_fields, Path(path).as_posix())
+        if m is None:
+            raise InputError(path, f"file path does not match path_fields regex {cfg.path_fields!r}")
+        path_groups = {k: v for k, v in m.groupdict().items() if v is not None}
+    for k in KEY_FIELDS:
+        if k in cfg.constants:
+            cols[k] = [cfg.constants[k]] * len(present)
+            continue
+        if k in path_groups:
+            cols[k] = [path_groups[k]] * len(present)
+            continue
+        spec_paths = cfg.keys[k]
+        if spec_paths is None:
+            cols[k] = ["1" if k == "trial" else ""] * len(present)
+            continue
+        parts: list[list[str | None]] = []
+        for p in spec_paths:
+            s, probs = _key_strings(spec.getter(p)(present))
+            parts.append(s)
+            label = _path_text(p)
+            label = "" if label == k else f" ({label})"
+            for i, pr in enumerate(probs):
+                if pr is not None and problems[i] is None:
+                    problems[i] = f"key field '{k}'{label} {pr}"
+        if len(parts) == 1:
+            cols[k] = parts[0]
+        else:
+            cols[k] = [None if any(x is None for x in xs) else ":".join(xs)  # type: ignore[arg-type]
+                       for xs in zip(*parts, strict=True)]
+    for g, v in path_groups.items():
+        if g not in KEY_FIELDS:
+            cols[f"path_{g}"] = [v] * len(present)
+    for name, p in cfg.scores:
+        cols.update(_score_columns(spec.getter(p)(present), name))
+    if cfg.flags is not None:
+        cols["flags"], cols["flags_present"] = _flags_columns(spec.getter(cfg.flags)(present))
+    else:
+        cols["flags"], cols["flags_present"] = [None] * len(present), [False] * len(present)
+    cols["verdict"] = _text_column(spec.getter(cfg.verdict)(present)) if cfg.verdict else [None] * len(present)
+    if cfg.pass_field is not None:
+        vals = spec.getter(cfg.pass_field)(present)
+        cols["pass_value"] = [v if type(v) is bool else None for v in vals]
+    cols["__problem"] = problems
+    return cols
+
+
+# --------------------------------------------------------------------------- classification
+
+
+def _number_expr(name: str, cfg: Config) -> pl.Expr:
+    """The numeric value read for a field: a JSON number, or a numeric string if accepted."""
+    num = pl.col(f"{name}__num")
+    if cfg.numeric_strings:
+        as_str = (
+            pl.when(pl.col(f"{name}__kind") == _STRING)
+            .then(pl.col(f"{name}__str").str.strip_chars().cast(pl.Float64, strict=False))
+        )
+        return pl.coalesce(num, as_str)
+    return num
+
+
+def _status_exprs(name: str, cfg: Config) -> list[pl.Expr]:
+    kind = pl.col(f"{name}__kind")
+    sval = pl.col(f"{name}__str")
+    num = _number_expr(name, cfg)
+    num_sent = [float(v) for v in cfg.missing_values if isinstance(v, int | float) and not isinstance(v, bool)]
+    str_sent = [v for v in cfg.missing_values if isinstance(v, str)]
+    sentinel = (num.is_in(num_sent) if num_sent else pl.lit(False)) | (
+        (kind == _STRING) & sval.is_in(str_sent) if str_sent else pl.lit(False)
+    )
+    in_range = num.is_between(cfg.rubric_min, cfg.rubric_max)
+    status = (
+        pl.when(kind == _ABSENT).then(pl.lit("absent"))
+        .when(kind == _NULL).then(pl.lit("null"))
+        .when(sentinel.fill_null(False)).then(pl.lit("sentinel"))
+        .when(num.is_null()).then(pl.lit("non_numeric"))
+        .when(num.is_nan() | num.is_infinite()).then(pl.lit("invalid_number"))
+        .when(~in_range).then(pl.lit("out_of_range"))
+        .otherwise(pl.lit("valid"))
+    )
+    finite = pl.when(num.is_finite()).then(num)
+    return [
+        status.alias(f"{name}__status"),
+        finite.alias(f"{name}__raw"),
+        ((kind == _STRING) & num.is_not_null()).alias(f"{name}__from_string"),
+    ]
+
+
+def _classify(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """Add per-field status/value columns and the bucket (duplicates/conflicts not yet)."""
+    names = cfg.score_names
+    df = df.with_columns([e for n in names for e in _status_exprs(n, cfg)])
+    df = df.with_columns(
+        [pl.when(pl.col(f"{n}__status") == "valid").then(pl.col(f"{n}__raw")).alias(n) for n in names]
+    )
+    h = pl.col(f"{cfg.headline}__status")
+    sub_present = pl.any_horizontal(
+        [~pl.col(f"{n}__status").is_in(["absent", "null", "sentinel"]) for n in cfg.subscores]
+    ) if cfg.subscores else pl.lit(False)
+    bucket = (
+        pl.when(pl.col("__problem").is_not_null()).then(pl.lit("malformed"))
+        .when(h.is_in(["valid", "non_numeric", "out_of_range", "invalid_number"])).then(h)
+        .when(sub_present).then(pl.lit("partial"))
+        .otherwise(pl.lit("empty"))
+    )
+    hl = cfg.headline
+    lo, hi = _fmt_num(cfg.rubric_min), _fmt_num(cfg.rubric_max)
+    value_text = pl.coalesce(
+        pl.concat_str(pl.lit("'"), pl.col(f"{hl}__str"), pl.lit("'")),
+        pl.col(f"{hl}__raw").cast(pl.String),
+        pl.col(f"{hl}__num").cast(pl.String),
+    )
+    reason = (
+        pl.when(pl.col("__problem").is_not_null()).then(pl.col("__problem"))
+        .when(h == "non_numeric").then(
+            pl.concat_str(pl.lit(f"field '{hl}': expected a number in [{lo}, {hi}], got "), value_text))
+        .when(h == "out_of_range").then(
+            pl.concat_str(pl.lit(f"field '{hl}': outside the rubric [{lo}, {hi}], got "),
+                          value_text, pl.lit(" (not rescaled)")))
+        .when(h == "invalid_number").then(
+            pl.concat_str(pl.lit(f"field '{hl}': not a finite number, got "), value_text))
+        .when(h == "sentinel").then(
+            pl.concat_str(pl.lit(f"field '{hl}': sentinel "), value_text, pl.lit(" means no score")))
+    )
+    return df.with_columns(bucket.alias("bucket"), reason.alias("reason"))
+
+
+def _fmt_num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _mark_repeats(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """Same key as an earlier row: identical content -> ``duplicate``; differing -> ``conflict``."""
+    keyed = pl.col("bucket").is_in(["malformed", "blank"]).not_()
+    content = [pl.col(f"{n}__status") for n in cfg.score_names] + [
+        pl.col(f"{n}__raw") for n in cfg.score_names] + [
+        pl.col(f"{n}__str") for n in cfg.score_names] + [
+        pl.col("flags").list.join("\x1f"), pl.col("flags_present"), pl.col("verdict")]
+    key = list(KEY_FIELDS)
+    sub = df.filter(keyed).select(
+        "__order", *key,
+        pl.struct(content).alias("__content"),
+    )
+    sub = sub.with_columns(
+        pl.len().over(key).alias("__n"),
+        pl.col("__content").n_unique().over(key).alias("__variants"),
+        pl.col("__order").rank("ordinal").over(key).alias("__rank"),
+    )
+    repeat = sub.select(
+        "__order",
+        pl.when(pl.col("__variants") > 1).then(pl.lit("conflict"))
+        .when(pl.col("__rank") > 1).then(pl.lit("duplicate"))
+        .alias("__repeat"),
+        pl.when(pl.col("__variants") > 1).then(
+            pl.concat_str(pl.lit("same key as "), (pl.col("__n") - 1).cast(pl.String),
+                          pl.lit(" other row(s) with different content; all held out")))
+        .when(pl.col("__rank") > 1).then(pl.lit("identical to an earlier row with the same key; counted once"))
+        .alias("__repeat_reason"),
+    )
+    df = df.join(repeat, on="__order", how="left")
+    df = df.with_columns(
+        pl.coalesce("__repeat", "bucket").alias("bucket"),
+        pl.coalesce("__repeat_reason", "reason").alias("reason"),
+    ).drop("__repeat", "__repeat_reason")
+    # A repeated row is counted once (duplicate) or not at all (conflict), and a malformed
+    # line has no trustworthy key: their values never reach a mean, so the usable-value
+    # columns are nulled here, once, for every stage (``NAME__raw`` keeps what was read).
+    held_out = pl.col("bucket").is_in(["duplicate", "conflict", "malformed"])
+    return df.with_columns([pl.when(~held_out).then(pl.col(n)).alias(n) for n in cfg.score_names])
+
+
+# --------------------------------------------------------------------------- public
+
+
+def read_file(path: str, cfg: Config, file_index: int = 0,
+              progress: Callable[[int], None] | None = None) -> tuple[pl.DataFrame, SourceFile]:
+    """Read one file into per-line frames (not yet deduplicated). See :func:`read_rows`."""
+    data, digest = _read_bytes(path)
+    spec = _Spec(cfg)
+    fmt = _file_format(path, cfg)
+    errors: dict[int, str] = {}
+    if fmt == "json-array":
+        if not data.strip():
+            raise InputError(path, "file is empty")
+        rows, errors, n = _decode_array(data, path, spec)
+        blank = [False] * n
+        line_no = list(range(1, n + 1))
+    else:
+        lines = _split_lines(data)
+        n = len(lines)
+        if n == 0:
+            raise InputError(path, "file is empty")
+        blank = [not ln.strip() for ln in lines]
+        idx = [i for i, b in enumerate(blank) if not b]
+        decoded: list[Any] = []
+        for start in range(0, len(idx), CHUNK):
+            part = idx[start:start + CHUNK]
+            _decode_lines(lines, part, spec, decoded, errors)
+            if progress is not None:
+                progress(len(part))
+        rows = [None] * n
+        for i, r in zip(idx, decoded, strict=True):
+            rows[i] = r
+        line_no = list(range(1, n + 1))
+    cols = _extract(rows, spec, cfg, path)
+    present_mask = [r is not None for r in rows]
+    reasons_all: list[str | None] = []
+    for i in range(n):
+        reasons_all.append(errors.get(i) if not blank[i] else None)
+    base = pl.DataFrame(
+        {
+            "file": pl.Series([path] * n, dtype=pl.String),
+            "line": pl.Series(line_no, dtype=pl.Int64),
+            "__present": pl.Series(present_mask, dtype=pl.Boolean),
+            "__blank": pl.Series(blank, dtype=pl.Boolean),
+            "__error": pl.Series(reasons_all, dtype=pl.String),
+        }
+    )
+    present = pl.DataFrame(_frame_schema_cast(cols, cfg))
+    parsed = base.filter(pl.col("__present")).hstack(present) if present.height else None
+    rest = base.filter(~pl.col("__present"))
+    frame = pl.concat([parsed, rest], how="diagonal_relaxed") if parsed is not None else rest
+    frame = frame.sort("line")
+    frame = frame.with_columns(pl.lit(file_index, dtype=pl.Int32).alias("__file_index"))
+    return frame, SourceFile(path=path, sha256=digest, lines=n)
+
+
+def _frame_schema_cast(cols: dict[str, list[Any]], cfg: Config) -> dict[str, pl.Series]:
+    out: dict[str, pl.Series] = {}
+    for name, values in cols.items():
+        if name.endswith("__kind"):
+            out[name] = pl.Series(values, dtype=pl.Int8)
+        elif name.endswith("__num"):
+            out[name] = pl.Series(values, dtype=pl.Float64)
+        elif name == "flags":
+            out[name] = pl.Series(values, dtype=pl.List(pl.String))
+        elif name in ("flags_present",):
+            out[name] = pl.Series(values, dtype=pl.Boolean)
+        elif name == "pass_value":
+            out[name] = pl.Series(values, dtype=pl.Boolean)
+        else:
+            out[name] = pl.Series(values, dtype=pl.String)
+    return out
+
+
+def read_rows(paths: Iterable[str], cfg: Config,
+              progress: Callable[[int], None] | None = None) -> tuple[pl.DataFrame, list[SourceFile]]:
+    """Read every line of every input into a row table with its ledger bucket.
+
+    Returns ``(rows, sources)``. ``rows`` has one row per physical line (JSON arrays: per
+    element) with ``file``, ``line``, ``bucket``, ``reason``, the four key fields, and per
+    rubric field ``NAME`` (the value when valid, else null), ``NAME__raw`` (any finite number
+    read, including sentinels and out-of-range values; for counterfactuals only),
+    ``NAME__status`` (see :data:`FIELD_STATUSES`) and ``NAME__from_string``; plus ``flags``,
+    ``flags_present``, ``verdict``. Raises :class:`InputError` for a missing or empty file, or
+    one with no valid row at all.
+    """
+    files = expand_inputs(list(paths))
+    frames: list[pl.DataFrame] = []
+    sources: list[SourceFile] = []
+    for i, path in enumerate(files):
+        frame, src = read_file(path, cfg, i, progress)
+        frames.append(frame)
+        sources.append(src)
+    df = pl.concat(frames, how="diagonal_relaxed")
+    df = _ensure_columns(df, cfg)
+    df = df.with_columns(
+        pl.when(pl.col("__blank")).then(pl.lit(None, dtype=pl.String))
+        .otherwise(pl.coalesce("__error", "__problem")).alias("__problem")
+    )
+    df = df.with_row_index("__order")
+    df = _classify(df, cfg)
+    df = df.with_columns(pl.when(pl.col("__blank")).then(pl.lit("blank")).otherwise("bucket").alias("bucket"))
+    df = _mark_repeats(df, cfg)
+    for src in sources:
+        if df.filter((pl.col("file") == src.path) & (pl.col("bucket") == "valid")).height == 0:
+            counts = _bucket_summary(df.filter(pl.col("file") == src.path))
+            raise InputError(src.path, f"no valid row at all ({counts})")
+    keep = ["file", "line", "bucket", "reason", *KEY_FIELDS]
+    keep += sorted(c for c in df.columns if c.startswith("path_"))
+    for n in cfg.score_names:
+        keep += [n, f"{n}__raw", f"{n}__status", f"{n}__from_string"]
+    keep += ["flags", "flags_present", "verdict"]
+    if "pass_value" in df.columns:
+        keep.append("pass_value")
+    return df.sort("__order").select(keep), sources
+
+
+def _ensure_columns(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    need: dict[str, pl.DataType] = {k: pl.String() for k in KEY_FIELDS}
+    need.update({"__problem": pl.String(), "flags": pl.List(pl.String), "flags_present": pl.Boolean(),
+                 "verdict": pl.String()})
+    for n in cfg.score_names:
+        need.update({f"{n}__kind": pl.Int8(), f"{n}__num": pl.Float64(), f"{n}__str": pl.String()})
+    missing = [pl.lit(None, dtype=t).alias(c) for c, t in need.items() if c not in df.columns]
+    df = df.with_columns(missing) if missing else df
+    return df.with_columns(
+        [pl.col(f"{n}__kind").fill_null(_ABSENT) for n in cfg.score_names]
+        + [pl.col("flags_present").fill_null(False)]
+    )
+
+
+def _bucket_summary(df: pl.DataFrame) -> str:
+    counts = df.group_by("bucket").len().sort("bucket")
+    return ", ".join(f"{b} {n}" for b, n in counts.iter_rows())

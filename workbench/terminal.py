@@ -1,0 +1,97 @@
+"""Terminal output: the compact census and scorecard tables, and progress bars."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from tqdm import tqdm
+
+
+def progress_bar(label: str, enabled: bool = True, total: int | None = None) -> Callable[[int | None], None]:
+    """A callback ``f(n)`` advancing a stderr progress bar by n; ``f(None)`` closes it.
+
+    Silent when stderr is not a terminal (batch jobs, CI), so logs stay clean.
+    """
+    if not enabled or not sys.stderr.isatty():
+        return lambda n: None
+    bar = tqdm(total=total, desc=label, unit=" lines", unit_scale=True, leave=False, file=sys.stderr)
+
+    def update(n: int | None) -> None:
+        if n is None:
+            bar.close()
+        else:
+            bar.update(n)
+
+    return update
+
+
+def _fmt(x: Any, nd: int = 2) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.{nd}f}"
+    return str(x)
+
+
+def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def ledger_text(doc: dict[str, Any]) -> str:
+    led = doc["ledger"]
+    parts = [f"{k} {v}" for k, v in led.items() if k != "lines" and v]
+    notes = doc.get("ledger_notes", {})
+    extra = [f"{k} {v}" for k, v in notes.items() if v]
+    text = f"ledger: {led['lines']} lines = " + " + ".join(parts)
+    if led.get("missing_planned"):
+        text += f"   (+{led['missing_planned']} planned judgments with no row)"
+    if extra:
+        text += "\n        beside the ledger: " + ", ".join(extra)
+    return text
+
+
+def census_text(doc: dict[str, Any]) -> str:
+    rows = []
+    for c in doc["census"]:
+        rate = c["missing_rate"]
+        ci = (f"{_fmt(rate * 100, 0)}% [{_fmt(c['missing_rate_ci_low'] * 100, 0)}, "
+              f"{_fmt(c['missing_rate_ci_high'] * 100, 0)}]") if rate is not None else "-"
+        rows.append([str(c["judge"]), str(c["variant"]), str(c["judgments"]), str(c["valid"]),
+                     str(c["partial"]), str(c["empty"]), str(c["missing_planned"]),
+                     str(c["non_numeric"] + c["out_of_range"] + c["invalid_number"] + c["conflict"]), ci])
+    head = ["judge", "variant", "judgments", "valid", "partial", "empty", "no row", "other", "missing [95% CI]"]
+    out = ["null census (headline score) per judge x variant", _table(head, rows, {2, 3, 4, 5, 6, 7})]
+    for t in doc.get("missingness_tests", []):
+        p = t["p_value"]
+        out.append(f"missing rate depends on {t['factor']}? {t['method']} p = "
+                   f"{'-' if p is None else f'{p:.3g}'}")
+    for s in doc.get("scale_checks", []):
+        if s.get("scale_mismatch"):
+            out.append("SCALE MISMATCH: " + s["message"])
+    return "\n".join(out)
+
+
+def malformed_text(doc: dict[str, Any], limit: int = 5) -> str | None:
+    bad = doc.get("malformed_lines", [])
+    if not bad:
+        return None
+    lines = [f"  {m['file']}:{m['line']}: {m['reason']}" for m in bad[:limit]]
+    if len(bad) > limit:
+        lines.append(f"  ... and {len(bad) - limit} more (rows.parquet has every one)")
+    return "malformed lines:\n" + "\n".join(lines)
+
+
+def print_analysis(analysis: Any, file: Any = None) -> None:
+    """Print ledger, census and (when present) the pooled headline scorecard."""
+    f = file or sys.stdout
+    doc = analysis.doc
+    blocks = [ledger_text(doc), malformed_text(doc), census_text(doc)]
+    extra = getattr(analysis, "text_blocks", None)
+    if extra:
+        blocks.extend(extra())
+    print("\n\n".join(b for b in blocks if b), file=f)
