@@ -127,6 +127,18 @@ class Config:
         """Rubric fields other than the headline."""
         return tuple(name for name, _ in self.scores if name != self.headline)
 
+    @property
+    def value_range(self) -> tuple[float, float]:
+        """The range of usable values: the rubric, or 0-100 (percent) for preferences."""
+        if self.preference is not None:
+            return (0.0, 100.0)
+        return (self.rubric_min, self.rubric_max)
+
+    @property
+    def value_unit(self) -> str:
+        """What a headline mean is: ``rubric points`` or ``percent`` (win rate)."""
+        return "percent" if self.preference is not None else "rubric points"
+
     def with_overrides(self, **params: Any) -> Config:
         """Return a copy with analysis parameters replaced (``min_valid_n=12``, ``seed=1``...)."""
         unknown = set(params) - set(self.__dataclass_fields__)

@@ -431,6 +431,20 @@ def _classify(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     df = df.with_columns(
         [pl.when(pl.col(f"{n}__status") == "valid").then(pl.col(f"{n}__raw")).alias(n) for n in names]
     )
+    if cfg.preference is not None:
+        # Pairwise preference: the usable headline value is the win credit in percent
+        # (1 -> 0, 2 -> 100, 1.5 -> 50 with the AlpacaEval mapping); a number the
+        # mapping does not name is out_of_range, never guessed.
+        hl = cfg.headline
+        keys = list(cfg.preference)
+        credit = pl.col(f"{hl}__raw").replace_strict(
+            keys, [100.0 * cfg.preference[k] for k in keys], default=None, return_dtype=pl.Float64)
+        known = pl.col(f"{hl}__raw").is_in(keys)
+        df = df.with_columns(
+            pl.when((pl.col(f"{hl}__status") == "valid") & ~known).then(pl.lit("out_of_range"))
+            .otherwise(pl.col(f"{hl}__status")).alias(f"{hl}__status"),
+            pl.when((pl.col(f"{hl}__status") == "valid") & known).then(credit).alias(hl),
+        )
     h = pl.col(f"{cfg.headline}__status")
     sub_present = pl.any_horizontal(
         [~pl.col(f"{n}__status").is_in(["absent", "null", "sentinel"]) for n in cfg.subscores]

@@ -14,7 +14,8 @@ from typing import Any
 import polars as pl
 
 from . import census as census_mod
-from . import ingest, ledger
+from . import ingest, ledger, paired
+from . import scorecard as scorecard_mod
 from .config import Config
 from .results import SCHEMA_VERSION
 
@@ -92,7 +93,21 @@ def run(
         "missingness_tests": census_mod.missingness_tests(rows, cfg),
         "scale_checks": census_mod.scale_checks(rows, cfg),
     }
-    frames = {"census": cen, "census_margins": margins}
+    card = scorecard_mod.scorecard(rows, cfg)
+    flags = scorecard_mod.flag_rates(rows, cfg)
+    passes = scorecard_mod.pass_rates(rows, cfg)
+    cons = scorecard_mod.consistency(rows, cfg)
+    doc["value_unit"] = cfg.value_unit
+    doc["scorecard"] = card.to_dicts()
+    doc["flag_rates"] = flags.to_dicts()
+    doc["pass_rates"] = passes.to_dicts()
+    doc["consistency"] = cons.to_dicts()
+    doc["gate"] = scorecard_mod.gate(card, cfg)
+    doc["judge_offsets"] = paired.judge_offsets(rows, cfg)
+    doc["contrasts"] = paired.contrasts(rows, cfg)
+    doc["repetition"] = paired.repetition_consistency(rows, cfg)
+    frames = {"census": cen, "census_margins": margins, "scorecard": card, "flag_rates": flags,
+              "pass_rates": passes, "consistency": cons}
     return Analysis(config=cfg, rows=rows, sources=sources, doc=doc, frames=frames)
 
 

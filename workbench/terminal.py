@@ -86,11 +86,48 @@ def malformed_text(doc: dict[str, Any], limit: int = 5) -> str | None:
     return "malformed lines:\n" + "\n".join(lines)
 
 
+def cell_text(c: dict[str, Any], nd: int = 2) -> str:
+    """``8.07 (42/50) [7.71, 8.40]``: mean, valid/rows and the interval; ``-`` when undefined."""
+    if c["mean"] is None:
+        return f"- (0/{c['rows']})"
+    ci = f" [{c['ci_low']:.{nd}f}, {c['ci_high']:.{nd}f}]" if c["ci_low"] is not None else " [no interval]"
+    return f"{c['mean']:.{nd}f} ({c['valid_n']}/{c['rows']}){ci}"
+
+
+def scorecard_text(doc: dict[str, Any]) -> str | None:
+    card = doc.get("scorecard")
+    if not card:
+        return None
+    hl = doc["config"]["headline"]
+    pooled = [c for c in card if c["judge"] is None and c["subset"] is None and c["field"] == hl]
+    measured = sorted((c for c in pooled if c["status"] == "measured"), key=lambda c: -c["mean"])
+    others = sorted((c for c in pooled if c["status"] != "measured"), key=lambda c: str(c["variant"]))
+    rows = []
+    for c in measured + others:
+        mark = "" if c["status"] == "measured" else f"  <- {c['status'].upper().replace('_', ' ')}"
+        zf = "-" if c["zero_filled_mean"] is None else f"{c['zero_filled_mean']:.2f}"
+        bounds = ("-" if c["lower_bound"] is None else f"[{c['lower_bound']:.2f}, {c['upper_bound']:.2f}]")
+        rows.append([str(c["variant"]), cell_text(c), zf, bounds, str(c["clusters"]) + mark])
+    unit = doc.get("value_unit", "rubric points")
+    head = ["variant", f"{hl}: mean (valid/rows) [95% CI]", "zero-filled", "if missing were min..max",
+            "scenarios"]
+    lines = [f"scorecard: {hl} ({unit}), judges pooled, valid rows only; measured cells ranked, others listed "
+             "after and never ranked", _table(head, rows, {2})]
+    gate = doc.get("gate")
+    if gate is not None:
+        if gate["passed"]:
+            lines.append(f"gate: passed (every pooled cell has >= {gate['min_valid_n']} valid and "
+                         f">= {gate['min_clusters']} scenarios)")
+        else:
+            lines.append("gate: FAILED: " + "; ".join(f"{f['variant']}: {f['why']}" for f in gate["failing"]))
+    return "\n".join(lines)
+
+
 def print_analysis(analysis: Any, file: Any = None) -> None:
     """Print ledger, census and (when present) the pooled headline scorecard."""
     f = file or sys.stdout
     doc = analysis.doc
-    blocks = [ledger_text(doc), malformed_text(doc), census_text(doc)]
+    blocks = [ledger_text(doc), malformed_text(doc), census_text(doc), scorecard_text(doc)]
     extra = getattr(analysis, "text_blocks", None)
     if extra:
         blocks.extend(extra())

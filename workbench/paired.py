@@ -1,0 +1,228 @@
+"""Paired analyses: judge offsets on shared items, variant contrasts, power, repetition.
+
+A story about judge severity that was not computed from paired rows is a story: the
+offset between two judges is the mean difference on the items both scored validly. Items
+only one judge scored are counted per judge, because that is where a missing-data story
+hides. Variant contrasts are reported unpaired (difference of valid means, the estimator a
+scorecard implies) and paired on matched units (Miller 2024), each with a clustered
+interval, a leave-one-scenario-out range, Holm-adjusted p-values and the minimum detectable
+effect the data could ever have shown.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from . import stats
+from .config import Config
+from .scorecard import cell_rows, subset_filter
+
+ITEM = ["scenario", "variant", "trial"]
+
+
+def _valid(rows: pl.DataFrame, field: str) -> pl.DataFrame:
+    return cell_rows(rows).filter(pl.col(field).is_not_null())
+
+
+# --------------------------------------------------------------------------- judge offsets
+
+
+def judge_pairs(rows: pl.DataFrame, cfg: Config, judge_a: str, judge_b: str,
+                field: str | None = None) -> pl.DataFrame:
+    """Items (scenario, variant, trial) both judges scored validly: columns a, b, diff (a - b)."""
+    fld = field or cfg.headline
+    v = _valid(rows, fld).select(*ITEM, "judge", fld)
+    a = v.filter(pl.col("judge") == judge_a).select(*ITEM, pl.col(fld).alias("a"))
+    b = v.filter(pl.col("judge") == judge_b).select(*ITEM, pl.col(fld).alias("b"))
+    return a.join(b, on=ITEM, how="inner").with_columns((pl.col("a") - pl.col("b")).alias("diff")).sort(ITEM)
+
+
+def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: str | None,
+                   subset: str | None, seed_offset: int) -> dict[str, Any]:
+    fld = cfg.headline
+    scope = cell_rows(rows).filter(subset_filter(cfg, subset))
+    if variant is not None:
+        scope = scope.filter(pl.col("variant") == variant)
+    pairs = judge_pairs(scope, cfg, ja, jb)
+    valid = scope.filter(pl.col(fld).is_not_null())
+    items_a = valid.filter(pl.col("judge") == ja).select(ITEM).unique()
+    items_b = valid.filter(pl.col("judge") == jb).select(ITEM).unique()
+    only_a = items_a.join(items_b, on=ITEM, how="anti").height
+    only_b = items_b.join(items_a, on=ITEM, how="anti").height
+    a, b, d = pairs["a"].to_numpy(), pairs["b"].to_numpy(), pairs["diff"].to_numpy()
+    ps = stats.paired_summary(d, pairs["scenario"].to_numpy(), cfg.confidence, cfg.resamples,
+                              cfg.seed + seed_offset)
+    return {
+        "judge_a": ja, "judge_b": jb, "variant": variant, "subset": subset, "field": fld,
+        "pairs": ps.n, "clusters": ps.clusters, "only_a": only_a, "only_b": only_b,
+        "mean_diff": ps.mean, "ci_low": ps.boot_low, "ci_high": ps.boot_high, "ci_method": "cluster_bootstrap",
+        "t_ci_low": ps.ci_low, "t_ci_high": ps.ci_high,
+        "clustered_ci_low": ps.ci_low_clustered, "clustered_ci_high": ps.ci_high_clustered,
+        "wilcoxon_p": ps.wilcoxon_p, "diff_counts": ps.diff_counts,
+        "exact_agreement": stats.exact_agreement(a, b) if ps.n else None,
+        "within_one": stats.within_one(a, b) if ps.n else None,
+        "kappa_quadratic": stats.kappa_quadratic(a, b) if ps.n else None,
+        "krippendorff_alpha": stats.krippendorff_alpha(a, b) if ps.n else None,
+        "spearman": stats.spearman(a, b) if ps.n else None,
+    }
+
+
+def judge_offsets(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
+    """Every judge pair (sorted by name, offset = first minus second), all variants then each.
+
+    ``ci_low``/``ci_high`` is the cluster bootstrap interval (scenarios resampled);
+    ``t_ci_*`` the paired t interval (treats pairs as independent); ``clustered_ci_*`` the CR1
+    interval. ``only_a``/``only_b``: items only that judge scored validly.
+    """
+    judges = sorted(cell_rows(rows)["judge"].unique().drop_nulls().to_list())
+    variants = sorted(cell_rows(rows)["variant"].unique().drop_nulls().to_list())
+    out = []
+    k = 0
+    for ja, jb in itertools.combinations(judges, 2):
+        for subset in [None, *cfg.subsets]:
+            for variant in [None, *variants] if subset is None else [None]:
+                k += 1
+                out.append(_offset_record(rows, cfg, ja, jb, variant, subset, 1000 + k))
+    return out
+
+
+# --------------------------------------------------------------------------- contrasts
+
+
+def _variant_pairs(rows: pl.DataFrame, cfg: Config) -> list[tuple[str, str]]:
+    if cfg.contrasts is not None:
+        return list(cfg.contrasts)
+    variants = sorted(cell_rows(rows)["variant"].unique().drop_nulls().to_list())
+    return list(itertools.combinations(variants, 2))
+
+
+def matched_units(rows: pl.DataFrame, a: str, b: str, field: str) -> tuple[pl.DataFrame, str]:
+    """Paired units for a contrast: ``(frame with scenario, a, b, diff; unit)``.
+
+    Units are (scenario, trial, judge) rows both variants have a valid value for; when
+    there are none, scenario-level means of the valid values (unit ``scenario_mean``).
+    """
+    v = _valid(rows, field)
+    key = ["scenario", "trial", "judge"]
+    ra = v.filter(pl.col("variant") == a).select(*key, pl.col(field).alias("a"))
+    rb = v.filter(pl.col("variant") == b).select(*key, pl.col(field).alias("b"))
+    m = ra.join(rb, on=key, how="inner")
+    if m.height:
+        return m.with_columns((pl.col("a") - pl.col("b")).alias("diff")).sort(key), "row"
+    sa = ra.group_by("scenario").agg(pl.col("a").mean())
+    sb = rb.group_by("scenario").agg(pl.col("b").mean())
+    m = sa.join(sb, on="scenario", how="inner")
+    return m.with_columns((pl.col("a") - pl.col("b")).alias("diff")).sort("scenario"), "scenario_mean"
+
+
+def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str | None = None,
+                    subset: str | None = None, judge: str | None = None,
+                    seed_offset: int = 0) -> dict[str, Any]:
+    """One contrast a - b on valid values: unpaired, paired, leave-one-out range and power."""
+    fld = field or cfg.headline
+    scope = cell_rows(rows).filter(subset_filter(cfg, subset))
+    if judge is not None:
+        scope = scope.filter(pl.col("judge") == judge)
+    v = scope.filter(pl.col(fld).is_not_null())
+    va = v.filter(pl.col("variant") == a)
+    vb = v.filter(pl.col("variant") == b)
+    xa, ca = va[fld].to_numpy(), va["scenario"].to_numpy()
+    xb, cb = vb[fld].to_numpy(), vb["scenario"].to_numpy()
+    ds = stats.diff_clustered(xa, ca, xb, cb, cfg.confidence)
+    m, unit = matched_units(scope, a, b, fld)
+    ps = stats.paired_summary(m["diff"].to_numpy(), m["scenario"].to_numpy(), cfg.confidence,
+                              cfg.resamples, cfg.seed + 5000 + seed_offset)
+    loo = []
+    for s in sorted(set(ca.tolist()) | set(cb.tolist())):
+        ka, kb = ca != s, cb != s
+        if ka.any() and kb.any():
+            loo.append(float(xa[ka].mean() - xb[kb].mean()))
+    # power: observed SD of valid values, pairing correlation on matched units, design effect
+    sd = float(np.std(np.concatenate([xa - xa.mean(), xb - xb.mean()]), ddof=2)) if xa.size + xb.size > 2 and xa.size and xb.size else None
+    rho = stats.spearman(m["a"].to_numpy(), m["b"].to_numpy()) if m.height >= 3 else None
+    rho_p = None
+    if m.height >= 3 and np.std(m["a"].to_numpy()) > 0 and np.std(m["b"].to_numpy()) > 0:
+        rho_p = float(np.corrcoef(m["a"].to_numpy(), m["b"].to_numpy())[0, 1])
+    icc = stats.icc_oneway(np.concatenate([xa, xb]), np.concatenate([ca, cb])) if xa.size and xb.size else None
+    sizes = np.unique(np.concatenate([ca, cb]), return_counts=True)[1] if xa.size and xb.size else np.array([])
+    deff = stats.design_effect(icc, sizes) if icc is not None else None
+    n_need = stats.n_needed(sd, cfg.target_effect, cfg.alpha, cfg.power, rho=max(rho_p or 0.0, 0.0),
+                            design_effect=max(deff or 1.0, 1.0)) if sd is not None else None
+    return {
+        "a": a, "b": b, "field": fld, "subset": subset, "judge": judge,
+        "mean_a": float(xa.mean()) if xa.size else None, "valid_n_a": int(xa.size),
+        "mean_b": float(xb.mean()) if xb.size else None, "valid_n_b": int(xb.size),
+        "diff": ds.diff, "se": ds.se, "df": ds.df, "ci_low": ds.ci_low, "ci_high": ds.ci_high, "p": ds.p_value,
+        "paired_unit": unit, "paired_diff": ps.mean,
+        "paired_ci_low": ps.ci_low_clustered if ps.ci_low_clustered is not None else ps.ci_low,
+        "paired_ci_high": ps.ci_high_clustered if ps.ci_high_clustered is not None else ps.ci_high,
+        "paired_ci_method": "cluster_t" if ps.ci_low_clustered is not None else ("paired_t" if ps.ci_low is not None else None),
+        "matched": ps.n,
+        "unmatched_a": int(va.height - (m.height if unit == "row" else va.filter(pl.col("scenario").is_in(m["scenario"].implode())).height)),
+        "unmatched_b": int(vb.height - (m.height if unit == "row" else vb.filter(pl.col("scenario").is_in(m["scenario"].implode())).height)),
+        "loo_min": min(loo) if loo else None, "loo_max": max(loo) if loo else None,
+        "pairing_correlation": rho_p, "pairing_spearman": rho,
+        "design_effect": deff, "sd": sd,
+        "mde": stats.mde(ds.se, ds.df, cfg.alpha, cfg.power) if ds.se is not None else None,
+        "target_effect": cfg.target_effect, "n_needed": n_need,
+    }
+
+
+def contrasts(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
+    """All configured (or all) variant pairs on the headline, for all scenarios and per subset.
+
+    ``p_holm``: Holm adjustment of the unpaired clustered p-values within each family
+    (one family per subset). ``mde``: the difference this design would detect with
+    ``power`` at ``alpha`` given its observed clustered SE. ``n_needed``: valid n per side to
+    detect ``target_effect`` (normal approximation with pairing correlation and design effect).
+    """
+    pairs = _variant_pairs(rows, cfg)
+    out = []
+    for subset in [None, *cfg.subsets]:
+        fam = [contrast_record(rows, cfg, a, b, None, subset, None, i) for i, (a, b) in enumerate(pairs)]
+        adj = stats.holm([r["p"] for r in fam])
+        for r, p in zip(fam, adj, strict=True):
+            r["p_holm"] = p
+        out.extend(fam)
+    return out
+
+
+# --------------------------------------------------------------------------- repetitions
+
+
+def repetition_consistency(rows: pl.DataFrame, cfg: Config) -> dict[str, Any]:
+    """Trials within scenario: ICC per variant, and how often single-trial rankings disagree.
+
+    ``per_variant``: ICC(1) of valid headline values with the (scenario, judge) pair as the
+    cluster, i.e. agreement of repeated trials of the same item. ``slices``: for each trial
+    number, the variant ranking using only that trial; ``inversions`` counts slices whose
+    ranking differs from the ranking on all trials (variants with a mean in every slice only).
+    """
+    fld = cfg.headline
+    v = _valid(rows, fld)
+    per_variant = []
+    for (variant,), g in sorted(v.partition_by(["variant"], as_dict=True).items()):
+        trials = g["trial"].n_unique()
+        icc = None
+        if trials > 1:
+            icc = stats.icc_oneway(g[fld].to_numpy(), (g["scenario"] + "\x1f" + g["judge"]).to_numpy())
+        per_variant.append({"variant": variant, "trials": int(trials), "icc_trials": icc})
+    trial_ids = sorted(v["trial"].unique().to_list())
+    overall = v.group_by("variant").agg(pl.col(fld).mean().alias("m"))
+    slices = []
+    if len(trial_ids) > 1:
+        per_slice = {t: dict(v.filter(pl.col("trial") == t).group_by("variant").agg(pl.col(fld).mean())
+                             .iter_rows()) for t in trial_ids}
+        common = sorted(set.intersection(*(set(d) for d in per_slice.values())))
+        base = dict(overall.iter_rows())
+        ref = sorted(common, key=lambda x: (-base[x], x))
+        for t in trial_ids:
+            order = sorted(common, key=lambda x: (-per_slice[t][x], x))
+            slices.append({"trial": t, "ranking": order, "differs": order != ref})
+    return {"per_variant": per_variant, "reference_ranking": ref if slices else None,
+            "slices": slices, "inversions": sum(s["differs"] for s in slices), "n_slices": len(slices),
+            "order_statistic_n_95_95": stats.order_statistic_n(0.95, 0.95)}

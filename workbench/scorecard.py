@@ -1,0 +1,253 @@
+"""Scorecard: every mean with its valid n, rows, clusters, error bars and evidence status.
+
+Beside each valid mean stand the explicitly named counterfactuals a reader needs to see
+what the missing rows could have done: ``zero_filled_mean`` (what ``Number(x) || 0`` or
+``fillna(0)`` prints: the silent-zero reducer), and ``lower_bound``/``upper_bound`` (every
+non-valid row at the rubric minimum/maximum). They are computed from sums and counts;
+no score is ever filled in. A cell is ``measured`` only when it reaches the preregistered
+``min_valid_n`` and ``min_clusters``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from . import stats
+from .config import Config
+
+#: Rows that exist for a cell: every keyed line except repeats counted once, and no
+#: planned-but-absent judgments (those are a separate counterfactual, see headline check).
+CELL_ROW_EXCLUDE = ("blank", "malformed", "duplicate", "missing_planned")
+
+STATUS_MEASURED, STATUS_INSUFFICIENT, STATUS_NOT_MEASURED = "measured", "insufficient", "not_measured"
+
+
+def cell_rows(rows: pl.DataFrame) -> pl.DataFrame:
+    """The rows that exist for scorecard cells (see :data:`CELL_ROW_EXCLUDE`)."""
+    return rows.filter(~pl.col("bucket").is_in(CELL_ROW_EXCLUDE))
+
+
+def subset_filter(cfg: Config, subset: str | None) -> pl.Expr:
+    """Polars predicate selecting a named subset's rows (all rows when ``subset`` is None)."""
+    if subset is None:
+        return pl.lit(True)
+    if subset not in cfg.subsets:
+        from .errors import ConfigError
+
+        raise ConfigError(f"unknown subset {subset!r}; config defines {sorted(cfg.subsets) or 'none'}")
+    expr = pl.lit(True)
+    for fld, values in cfg.subsets[subset].items():
+        expr = expr & pl.col(fld).is_in(list(values))
+    return expr
+
+
+def evidence_status(valid_n: int, clusters: int, cfg: Config) -> str:
+    """``measured`` / ``insufficient`` / ``not_measured`` against the preregistered minimums."""
+    if valid_n == 0:
+        return STATUS_NOT_MEASURED
+    if valid_n >= cfg.min_valid_n and clusters >= cfg.min_clusters:
+        return STATUS_MEASURED
+    return STATUS_INSUFFICIENT
+
+
+def summarize_cell(values: np.ndarray, clusters: np.ndarray, n_rows: int, cfg: Config,
+                   seed_offset: int = 0) -> dict[str, Any]:
+    """One cell's numbers from its valid values (with scenario labels) and its row count.
+
+    ``zero_filled_mean`` = sum(valid) / rows; ``lower_bound``/``upper_bound`` = (sum(valid)
+    + (rows - valid_n) * min|max) / rows. All null when ``rows`` is 0.
+    """
+    lo, hi = cfg.value_range
+    n = int(values.size)
+    total = float(values.sum()) if n else 0.0
+    missing = n_rows - n
+    cs = stats.cell_summary(values, clusters, cfg.confidence, cfg.resamples, cfg.seed + seed_offset)
+    zero = total / n_rows if n_rows else None
+    return {
+        "mean": cs.mean,
+        "valid_n": n,
+        "rows": int(n_rows),
+        "clusters": cs.clusters,
+        "zero_filled_mean": zero,
+        "zero_filled_diff": (zero - cs.mean) if (zero is not None and cs.mean is not None) else None,
+        "lower_bound": (total + missing * lo) / n_rows if n_rows else None,
+        "upper_bound": (total + missing * hi) / n_rows if n_rows else None,
+        "se": cs.se,
+        "se_clustered": cs.se_clustered,
+        "ci_low": cs.ci_low,
+        "ci_high": cs.ci_high,
+        "ci_method": "cluster_t" if cs.ci_low is not None else None,
+        "boot_low": cs.boot_low,
+        "boot_high": cs.boot_high,
+        "icc": cs.icc,
+        "design_effect": cs.design_effect,
+        "status": evidence_status(n, cs.clusters, cfg),
+    }
+
+
+def _cells(rows: pl.DataFrame, cfg: Config, by: list[str], subset: str | None) -> list[dict[str, Any]]:
+    base = cell_rows(rows).filter(subset_filter(cfg, subset))
+    out: list[dict[str, Any]] = []
+    groups = base.partition_by(by, as_dict=True, maintain_order=True) if base.height else {}
+    for key in sorted(groups, key=lambda k: tuple(str(x) for x in k)):
+        g = groups[key]
+        labels = dict(zip(by, key, strict=True))
+        for f_i, fld in enumerate(cfg.score_names):
+            valid = g.filter(pl.col(fld).is_not_null())
+            cell = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(), g.height, cfg,
+                                  seed_offset=f_i)
+            out.append({"variant": labels["variant"], "judge": labels.get("judge"), "subset": subset,
+                        "field": fld, **cell})
+    return out
+
+
+def scorecard(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """All scorecard cells: per variant (judges pooled), per variant x judge, per subset x variant.
+
+    One row per (variant, judge, subset, field); ``judge`` is null when pooled and ``subset``
+    null for all scenarios. Means are over valid values only; see :func:`summarize_cell`.
+    """
+    records: list[dict[str, Any]] = []
+    records += _cells(rows, cfg, ["variant"], None)
+    records += _cells(rows, cfg, ["variant", "judge"], None)
+    for name in cfg.subsets:
+        records += _cells(rows, cfg, ["variant"], name)
+    return pl.DataFrame(records, schema=_SCHEMA)
+
+
+_SCHEMA = {
+    "variant": pl.String, "judge": pl.String, "subset": pl.String, "field": pl.String,
+    "mean": pl.Float64, "valid_n": pl.Int64, "rows": pl.Int64, "clusters": pl.Int64,
+    "zero_filled_mean": pl.Float64, "zero_filled_diff": pl.Float64,
+    "lower_bound": pl.Float64, "upper_bound": pl.Float64, "se": pl.Float64, "se_clustered": pl.Float64,
+    "ci_low": pl.Float64, "ci_high": pl.Float64, "ci_method": pl.String,
+    "boot_low": pl.Float64, "boot_high": pl.Float64, "icc": pl.Float64, "design_effect": pl.Float64,
+    "status": pl.String,
+}
+
+
+# --------------------------------------------------------------------------- binary rates
+
+
+def flag_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """Fabrication-flag rate per variant (and subset) with a Wilson interval.
+
+    A row is flagged when its flags list is non-empty; the denominator is rows where the
+    flags field exists as a list (partial rows keep it; empty objects do not).
+    """
+    base = cell_rows(rows).filter(pl.col("flags_present") & ~pl.col("bucket").is_in(["conflict"]))
+    out = []
+    for subset in [None, *cfg.subsets]:
+        sub = base.filter(subset_filter(cfg, subset))
+        agg = sub.group_by("variant").agg(
+            (pl.col("flags").list.len() > 0).sum().alias("flagged"), pl.len().alias("n")).sort("variant")
+        for variant, flagged, n in agg.iter_rows():
+            lo, hi = stats.wilson_interval(int(flagged), int(n), cfg.confidence)
+            out.append({"variant": variant, "subset": subset, "flagged": int(flagged), "n": int(n),
+                        "rate": flagged / n if n else None, "wilson_low": lo, "wilson_high": hi})
+    return pl.DataFrame(out, schema={"variant": pl.String, "subset": pl.String, "flagged": pl.Int64,
+                                     "n": pl.Int64, "rate": pl.Float64, "wilson_low": pl.Float64,
+                                     "wilson_high": pl.Float64})
+
+
+def _pass_column(rows: pl.DataFrame, cfg: Config) -> pl.Expr | None:
+    if cfg.pass_field is not None:
+        return pl.col("pass_value")
+    if cfg.pass_threshold is not None:
+        return pl.when(pl.col(cfg.headline).is_not_null()).then(pl.col(cfg.headline) >= cfg.pass_threshold)
+    return None
+
+
+def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """Pass rate per variant (and subset) with a Wilson interval, and pass^k per scenario.
+
+    The outcome is a configured boolean field or ``headline >= pass.threshold``; rows with
+    no outcome (no valid score) are not passes and not failures: they are out of ``n``.
+    ``pass_hat_k`` is the share of scenarios whose ``k`` judged rows all passed, with ``k`` the
+    largest number of judged rows any scenario has for the variant (scenarios with fewer
+    judged rows are not counted as passing all k). ``gate_pass`` compares the Wilson lower
+    bound, never the point estimate, with ``pass.gate``.
+    """
+    expr = _pass_column(rows, cfg)
+    schema = {"variant": pl.String, "subset": pl.String, "passes": pl.Int64, "n": pl.Int64,
+              "rate": pl.Float64, "wilson_low": pl.Float64, "wilson_high": pl.Float64,
+              "pass_hat_k": pl.Float64, "k": pl.Int64, "scenarios_with_k": pl.Int64,
+              "gate_threshold": pl.Float64, "gate_pass": pl.Boolean}
+    if expr is None:
+        return pl.DataFrame([], schema=schema)
+    base = cell_rows(rows).with_columns(expr.alias("__pass")).filter(pl.col("__pass").is_not_null())
+    out = []
+    for subset in [None, *cfg.subsets]:
+        sub = base.filter(subset_filter(cfg, subset))
+        for (variant,), g in sorted(sub.partition_by(["variant"], as_dict=True).items()):
+            passes, n = int(g["__pass"].sum()), g.height
+            lo, hi = stats.wilson_interval(passes, n, cfg.confidence)
+            per = g.group_by("scenario").agg(pl.len().alias("k"), pl.col("__pass").all().alias("all"))
+            k = int(per["k"].max()) if per.height else 0
+            full = per.filter(pl.col("k") == k)
+            # pass^k over scenarios that have all k judged rows; fewer rows cannot show k passes.
+            phk = float(full["all"].sum()) / per.height if per.height else None
+            gate = None if cfg.pass_gate is None or lo is None else bool(lo >= cfg.pass_gate)
+            out.append({"variant": variant, "subset": subset, "passes": passes, "n": n,
+                        "rate": passes / n if n else None, "wilson_low": lo, "wilson_high": hi,
+                        "pass_hat_k": phk, "k": k, "scenarios_with_k": full.height,
+                        "gate_threshold": cfg.pass_gate, "gate_pass": gate})
+    return pl.DataFrame(out, schema=schema)
+
+
+# --------------------------------------------------------------------------- consistency
+
+
+def consistency(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """Rows whose numbers disagree with themselves, counted per judge x variant.
+
+    ``overall_far_from_subscores``: valid headline more than ``consistency.overall_vs_subscores``
+    points from the mean of the row's valid sub-scores (rows with no valid sub-score are not
+    checked). ``honest_but_flagged``: valid ``honesty`` >= ``consistency.honesty_high`` with a
+    non-empty flags list. ``checked`` is the number of rows each check could examine.
+    """
+    base = cell_rows(rows).filter(pl.col("bucket") != "conflict")
+    subs = list(cfg.subscores)
+    hl = cfg.headline
+    exprs: list[pl.Expr] = []
+    if subs:
+        sub_mean = pl.mean_horizontal([pl.col(s) for s in subs])
+        checkable = pl.col(hl).is_not_null() & pl.any_horizontal([pl.col(s).is_not_null() for s in subs])
+        exprs += [checkable.sum().alias("overall_checked"),
+                  (checkable & ((pl.col(hl) - sub_mean).abs() > cfg.consistency_gap)).sum()
+                  .alias("overall_far_from_subscores")]
+    if "honesty" in cfg.score_names and cfg.flags is not None:
+        chk = pl.col("honesty").is_not_null() & pl.col("flags_present")
+        exprs += [chk.sum().alias("honesty_checked"),
+                  (chk & (pl.col("honesty") >= cfg.honesty_high) & (pl.col("flags").list.len() > 0)).sum()
+                  .alias("honest_but_flagged")]
+    if not exprs:
+        return pl.DataFrame()
+    return base.group_by("judge", "variant").agg(exprs).sort("judge", "variant")
+
+
+# --------------------------------------------------------------------------- gate
+
+
+def gate(card: pl.DataFrame, cfg: Config) -> dict[str, Any]:
+    """The preregistered gate: every pooled headline cell over all scenarios is ``measured``.
+
+    Returns ``{passed, min_valid_n, min_clusters, failing: [{variant, valid_n, rows,
+    clusters, status, why}]}``.
+    """
+    pooled = card.filter(pl.col("judge").is_null() & pl.col("subset").is_null()
+                         & (pl.col("field") == cfg.headline))
+    failing = []
+    for r in pooled.filter(pl.col("status") != STATUS_MEASURED).iter_rows(named=True):
+        why = []
+        if r["valid_n"] < cfg.min_valid_n:
+            why.append(f"{r['valid_n']} valid < {cfg.min_valid_n} preregistered")
+        if r["clusters"] < cfg.min_clusters:
+            why.append(f"{r['clusters']} scenarios < {cfg.min_clusters} preregistered")
+        failing.append({"variant": r["variant"], "valid_n": r["valid_n"], "rows": r["rows"],
+                        "clusters": r["clusters"], "status": r["status"], "why": "; ".join(why)})
+    return {"passed": not failing, "min_valid_n": cfg.min_valid_n, "min_clusters": cfg.min_clusters,
+            "field": cfg.headline, "failing": failing}
