@@ -10,6 +10,7 @@ report notebook::
     a.frame("census").to_pandas()
 """
 
+from .api import census, contrasts, judge_offsets, load_rows, scorecard
 from .config import Config, load_config
 from .errors import ConfigError, InputError, WorkbenchError
 from .ingest import BUCKETS, FIELD_STATUSES, read_rows
@@ -25,6 +26,11 @@ __all__ = [
     "InputError",
     "WorkbenchError",
     "apply_plan",
+    "census",
+    "contrasts",
+    "judge_offsets",
+    "load_rows",
+    "scorecard",
     "count_ledger",
     "load",
     "load_config",

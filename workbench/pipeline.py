@@ -13,9 +13,13 @@ from typing import Any
 
 import polars as pl
 
-from . import census as census_mod
-from . import ingest, ledger, paired
-from . import scorecard as scorecard_mod
+# Stage functions are imported by name: the package re-exports functions called
+# ``census`` and ``scorecard``, which shadow the submodules as attributes of ``workbench``.
+from . import api, ingest, ledger, paired
+from .census import census_margins, missingness_tests, scale_checks
+from .census import census as census_table
+from .scorecard import consistency, flag_rates, gate, pass_rates
+from .scorecard import scorecard as scorecard_table
 from .config import Config
 from .results import SCHEMA_VERSION
 
@@ -71,8 +75,8 @@ def run(
     rows, sources, plan_info = load(inputs, cfg, plan, progress)
     hl = cfg.headline
     led = ledger.count_ledger(rows, planned=plan is not None)
-    cen = census_mod.census(rows, cfg)
-    margins = census_mod.census_margins(rows, cfg)
+    cen = census_table(rows, cfg)
+    margins = census_margins(rows, cfg)
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "workbench_version": _version(),
@@ -90,24 +94,25 @@ def run(
         "malformed_lines": rows.filter(pl.col("bucket") == "malformed").select("file", "line", "reason").to_dicts(),
         "census": _census_records(cen, cfg),
         "census_margins": _census_records(margins, cfg),
-        "missingness_tests": census_mod.missingness_tests(rows, cfg),
-        "scale_checks": census_mod.scale_checks(rows, cfg),
+        "missingness_tests": missingness_tests(rows, cfg),
+        "scale_checks": scale_checks(rows, cfg),
     }
-    card = scorecard_mod.scorecard(rows, cfg)
-    flags = scorecard_mod.flag_rates(rows, cfg)
-    passes = scorecard_mod.pass_rates(rows, cfg)
-    cons = scorecard_mod.consistency(rows, cfg)
+    card = scorecard_table(rows, cfg)
+    flags = flag_rates(rows, cfg)
+    passes = pass_rates(rows, cfg)
+    cons = consistency(rows, cfg)
     doc["value_unit"] = cfg.value_unit
     doc["scorecard"] = card.to_dicts()
     doc["flag_rates"] = flags.to_dicts()
     doc["pass_rates"] = passes.to_dicts()
     doc["consistency"] = cons.to_dicts()
-    doc["gate"] = scorecard_mod.gate(card, cfg)
+    doc["gate"] = gate(card, cfg)
     doc["judge_offsets"] = paired.judge_offsets(rows, cfg)
     doc["contrasts"] = paired.contrasts(rows, cfg)
     doc["repetition"] = paired.repetition_consistency(rows, cfg)
     frames = {"census": cen, "census_margins": margins, "scorecard": card, "flag_rates": flags,
-              "pass_rates": passes, "consistency": cons}
+              "pass_rates": passes, "consistency": cons,
+              "judge_offsets": api._frame(doc["judge_offsets"]), "contrasts": api._frame(doc["contrasts"])}
     return Analysis(config=cfg, rows=rows, sources=sources, doc=doc, frames=frames)
 
 

@@ -1,0 +1,53 @@
+"""The analyst's API: each stage as one call returning a polars DataFrame.
+
+These are the functions the report notebook calls; ``.to_pandas()`` on any result gives
+what analysts hold. ``rows`` is the row table from :func:`load_rows` (or ``Analysis.rows``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from .census import census as _census_table
+from .paired import contrasts as _contrasts
+from .paired import judge_offsets as _judge_offsets
+from .scorecard import scorecard as _scorecard_table
+from .config import Config, load_config
+
+
+def load_rows(inputs: Sequence[str] | str, config: Config | str | None = None, preset: str | None = None,
+              plan: str | None = None) -> tuple[pl.DataFrame, Config]:
+    """Read inputs into the row table: ``(rows, cfg)``; ``config`` is a Config or a YAML path."""
+    from .pipeline import load
+
+    cfg = config if isinstance(config, Config) else load_config(config, preset)
+    paths = [inputs] if isinstance(inputs, str) else list(inputs)
+    rows, _, _ = load(paths, cfg, plan)
+    return rows, cfg
+
+
+def census(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """Null census per judge x variant (see :func:`workbench.census.census`)."""
+    return _census_table(rows, cfg)
+
+
+def scorecard(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """Scorecard cells (see :func:`workbench.scorecard.scorecard`)."""
+    return _scorecard_table(rows, cfg)
+
+
+def _frame(records: list[dict]) -> pl.DataFrame:
+    flat = [{k: (str(v) if isinstance(v, dict | list) else v) for k, v in r.items()} for r in records]
+    return pl.DataFrame(flat, infer_schema_length=None)
+
+
+def judge_offsets(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """Paired judge offsets and agreement (``diff_counts`` as text; see results.json for the dict)."""
+    return _frame(_judge_offsets(rows, cfg))
+
+
+def contrasts(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """Variant contrasts, unpaired and paired, with power (see :func:`workbench.paired.contrasts`)."""
+    return _frame(_contrasts(rows, cfg))

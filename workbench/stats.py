@@ -1,0 +1,1347 @@
+"""Statistics for the workbench: the single home for every estimator.
+
+Depends only on numpy, scipy and the ``krippendorff`` package.
+
+Conventions used throughout
+---------------------------
+* Inputs are 1-D arrays.  ``values`` are floats (bools/ints accepted and cast to
+  float); a NaN or infinite entry raises ``ValueError`` -- callers pass only valid
+  values, and nothing here ever fills a missing value with a number.
+* ``clusters`` are labels of any hashable type (one per value), coded with
+  ``np.unique(..., return_inverse=True)``.  A missing label (``None`` or NaN)
+  raises ``ValueError``.
+* Undefined results are Python ``None`` -- never 0 and never NaN.  Returned
+  scalars are plain Python ``float``/``int``.
+* Every random draw takes an ``int`` seed and uses ``numpy.random.default_rng``;
+  the global RNG is never touched.  Results are deterministic for fixed inputs
+  and seed.
+* Units: estimates, standard errors and interval bounds are in the units of the
+  input values (e.g. judge score points); p-values and proportions are in [0, 1].
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import krippendorff as _krippendorff
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats as _sps
+
+__all__ = [
+    "CellStats",
+    "DiffStats",
+    "PairedStats",
+    "TestResult",
+    "wilson_interval",
+    "mean_se",
+    "clustered_se",
+    "t_interval",
+    "cell_summary",
+    "cluster_bootstrap_mean",
+    "icc_oneway",
+    "design_effect",
+    "diff_clustered",
+    "cluster_bootstrap_diff",
+    "paired_summary",
+    "diff_counts",
+    "exact_agreement",
+    "within_one",
+    "kappa_quadratic",
+    "krippendorff_alpha",
+    "spearman",
+    "holm",
+    "mde",
+    "n_needed",
+    "order_statistic_n",
+    "contingency_test",
+    "fisher_exact_2x2",
+]
+
+# Upper bound on the number of integers drawn per bootstrap chunk (memory cap).
+_CHUNK_CELLS = 2_000_000
+
+
+# ---------------------------------------------------------------------------
+# Result containers
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CellStats:
+    """Summary of one scorecard cell (one mean with its valid n and error bars).
+
+    Attributes
+    ----------
+    mean : float or None
+        Sample mean in value units; None when n == 0.
+    n : int
+        Number of valid values.
+    clusters : int
+        Number of distinct clusters G.
+    se : float or None
+        Naive standard error (sd ddof=1 / sqrt(n)); None when n < 2.
+    se_clustered : float or None
+        CR1 cluster-robust standard error; None when G < 2 or n < 2.
+    ci_low, ci_high : float or None
+        Clustered t interval (df = G - 1); None when se_clustered is None.
+    boot_low, boot_high : float or None
+        Cluster bootstrap percentile interval; None when G < 2.
+    icc : float or None
+        One-way ANOVA ICC(1); may be negative; None when undefined.
+    design_effect : float or None
+        Kish design effect 1 + (m - 1) * icc; None when icc is None.
+    """
+
+    mean: float | None
+    n: int
+    clusters: int
+    se: float | None
+    se_clustered: float | None
+    ci_low: float | None
+    ci_high: float | None
+    boot_low: float | None
+    boot_high: float | None
+    icc: float | None
+    design_effect: float | None
+
+
+@dataclass(frozen=True)
+class DiffStats:
+    """Unpaired difference of means (a - b) with a cluster-robust error bar.
+
+    Attributes
+    ----------
+    diff : float or None
+        mean_a - mean_b in value units; None when either side is empty.
+    se : float or None
+        CR1 cluster-robust standard error of the difference; None when undefined.
+    df : int or None
+        Degrees of freedom G - 1 (G distinct clusters over both groups).
+    ci_low, ci_high : float or None
+        t interval with ``df`` degrees of freedom.
+    p_value : float or None
+        Two-sided t-test p-value of diff = 0; None when se is None or se == 0.
+    n_a, n_b : int
+        Valid n on each side.
+    clusters : int
+        Number of distinct clusters G over both groups.
+    """
+
+    diff: float | None
+    se: float | None
+    df: int | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    n_a: int = 0
+    n_b: int = 0
+    clusters: int = 0
+
+
+@dataclass(frozen=True)
+class PairedStats:
+    """Summary of paired differences (e.g. judge A score - judge B score per row).
+
+    Attributes
+    ----------
+    mean : float or None
+        Mean difference in value units; None when n == 0.
+    n : int
+        Number of pairs.
+    clusters : int
+        Number of distinct clusters G.
+    se : float or None
+        Paired-t standard error sd / sqrt(n); None when n < 2.
+    df : int or None
+        Paired-t degrees of freedom n - 1; None when n < 2.
+    ci_low, ci_high : float or None
+        Paired t interval.
+    se_clustered : float or None
+        CR1 cluster-robust standard error of the mean difference.
+    df_clustered : int or None
+        G - 1; None when G < 2.
+    ci_low_clustered, ci_high_clustered : float or None
+        Clustered t interval.
+    boot_low, boot_high : float or None
+        Cluster bootstrap percentile interval.
+    wilcoxon_p : float or None
+        Wilcoxon signed-rank two-sided p-value; None when all diffs are 0 or n < 1.
+    diff_counts : dict[str, int]
+        Counts per rounded integer difference (see :func:`diff_counts`).
+    """
+
+    mean: float | None
+    n: int
+    clusters: int
+    se: float | None
+    df: int | None
+    ci_low: float | None
+    ci_high: float | None
+    se_clustered: float | None
+    df_clustered: int | None
+    ci_low_clustered: float | None
+    ci_high_clustered: float | None
+    boot_low: float | None
+    boot_high: float | None
+    wilcoxon_p: float | None
+    diff_counts: dict[str, int] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """Result of an independence test.
+
+    Attributes
+    ----------
+    statistic : float or None
+        Test statistic (chi-square, or the odds ratio for Fisher's exact test);
+        None when undefined.
+    p_value : float or None
+        p-value in [0, 1]; None when undefined.
+    method : str
+        One of 'chi2', 'chi2_monte_carlo', 'fisher_exact', 'undefined'.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    statistic: float | None
+    p_value: float | None
+    method: str
+
+
+# ---------------------------------------------------------------------------
+# Input validation helpers
+# ---------------------------------------------------------------------------
+
+
+def _values(x: ArrayLike, name: str = "values") -> NDArray[np.float64]:
+    """Return ``x`` as a 1-D float array; raise ValueError on NaN/inf or wrong shape."""
+    arr = np.asarray(x, dtype=float)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.size and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite entries; pass only valid values")
+    return arr
+
+
+def _is_missing_label(x: Any) -> bool:
+    if x is None:
+        return True
+    try:
+        return isinstance(x, float | np.floating) and math.isnan(x)
+    except TypeError:  # pragma: no cover - defensive
+        return False
+
+
+def _labels(clusters: ArrayLike, name: str = "clusters") -> NDArray[Any]:
+    """Return cluster labels as a 1-D array (tuples and other hashables kept whole)."""
+    lab = np.asarray(clusters)
+    if lab.ndim == 1:
+        return lab
+    if lab.ndim > 1 and not isinstance(clusters, np.ndarray):
+        items = list(clusters)  # type: ignore[call-overload]
+        obj = np.empty(len(items), dtype=object)
+        for i, v in enumerate(items):
+            obj[i] = tuple(v) if isinstance(v, list) else v
+        return obj
+    raise ValueError(f"{name} must be 1-D, got shape {lab.shape}")
+
+
+def _codes(clusters: ArrayLike, n: int, name: str = "clusters") -> tuple[NDArray[np.intp], int]:
+    """Return (integer codes 0..G-1, G) for cluster labels of length ``n``."""
+    lab = _labels(clusters, name)
+    if lab.shape[0] != n:
+        raise ValueError(f"{name} has length {lab.shape[0]}, expected {n}")
+    if n == 0:
+        return np.zeros(0, dtype=np.intp), 0
+    if lab.dtype.kind == "f":
+        if np.any(np.isnan(lab)):
+            raise ValueError(f"{name} contains missing (NaN) labels")
+    elif lab.dtype == object:
+        if any(_is_missing_label(v) for v in lab):
+            raise ValueError(f"{name} contains missing (None/NaN) labels")
+    try:
+        _, inv = np.unique(lab, return_inverse=True)
+        inv = np.asarray(inv, dtype=np.intp).reshape(-1)
+    except TypeError:
+        # Mixed, non-orderable labels: code by first appearance.
+        mapping: dict[Any, int] = {}
+        inv = np.fromiter(
+            (mapping.setdefault(v, len(mapping)) for v in lab.tolist()), dtype=np.intp, count=n
+        )
+    g = int(inv.max()) + 1
+    return inv, g
+
+
+def _check_confidence(confidence: float) -> float:
+    c = float(confidence)
+    if not (0.0 < c < 1.0):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    return c
+
+
+def _check_resamples(resamples: int) -> int:
+    b = int(resamples)
+    if b < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples!r}")
+    return b
+
+
+def _pair(a: ArrayLike, b: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    aa = _values(a, "a")
+    bb = _values(b, "b")
+    if aa.shape != bb.shape:
+        raise ValueError(f"a and b must have the same length, got {aa.size} and {bb.size}")
+    return aa, bb
+
+
+def _f(x: Any) -> float | None:
+    """Plain float, or None if not finite."""
+    if x is None:
+        return None
+    v = float(x)
+    return v if math.isfinite(v) else None
+
+
+def _flush(se: float, *arrays: NDArray[np.float64]) -> float:
+    """Return ``se``, or 0.0 if it is floating-point noise (< 1e-12 x max |value|).
+
+    Residuals of constant data are not always exactly 0 in floating point; without
+    this a true zero standard error could surface as ~1e-17 and give p ~ 0.
+    """
+    scale = max((float(np.max(np.abs(arr))) for arr in arrays if arr.size), default=0.0)
+    return 0.0 if se <= 1e-12 * scale else float(se)
+
+
+def _percentile_interval(
+    stats: NDArray[np.float64], confidence: float
+) -> tuple[float | None, float | None]:
+    alpha = 1.0 - confidence
+    lo, hi = np.quantile(stats, [alpha / 2.0, 1.0 - alpha / 2.0])
+    return float(lo), float(hi)
+
+
+def _chunks(resamples: int, width: int) -> list[int]:
+    per = max(1, _CHUNK_CELLS // max(1, width))
+    sizes = [per] * (resamples // per)
+    if resamples % per:
+        sizes.append(resamples % per)
+    return sizes
+
+
+# ---------------------------------------------------------------------------
+# Proportions, means, standard errors
+# ---------------------------------------------------------------------------
+
+
+def wilson_interval(
+    successes: int, n: int, confidence: float = 0.95
+) -> tuple[float | None, float | None]:
+    """Return the Wilson score interval (low, high) for a binomial proportion.
+
+    Wilson (1927), "Probable inference, the law of succession, and statistical
+    inference", JASA 22:209-212.  With p = successes/n and z the standard-normal
+    quantile 1 - (1 - confidence)/2::
+
+        centre = (p + z^2/(2n)) / (1 + z^2/n)
+        half   = z / (1 + z^2/n) * sqrt(p(1-p)/n + z^2/(4n^2))
+
+    Parameters
+    ----------
+    successes : int
+        Number of successes, 0 <= successes <= n.
+    n : int
+        Number of trials.
+    confidence : float
+        Two-sided confidence level in (0, 1).
+
+    Returns
+    -------
+    tuple of (float or None, float or None)
+        Interval bounds as proportions in [0, 1]; (None, None) when n == 0.
+    """
+    c = _check_confidence(confidence)
+    if n < 0 or successes < 0 or successes > n:
+        raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
+    if n == 0:
+        return None, None
+    p = successes / n
+    z = float(_sps.norm.ppf(1.0 - (1.0 - c) / 2.0))
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2.0 * n)) / denom
+    half = z / denom * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n))
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return float(low), float(high)
+
+
+def mean_se(values: ArrayLike) -> tuple[float | None, float | None]:
+    """Return (mean, naive standard error) of the values, in value units.
+
+    The standard error is the sample standard deviation (ddof=1) divided by
+    sqrt(n) -- the textbook i.i.d. standard error of the mean.
+
+    Parameters
+    ----------
+    values : array_like
+        1-D valid values (NaN raises ValueError).
+
+    Returns
+    -------
+    tuple of (float or None, float or None)
+        mean is None when n == 0; se is None when n < 2.
+    """
+    x = _values(values)
+    n = x.size
+    if n == 0:
+        return None, None
+    m = float(np.mean(x))
+    if n < 2:
+        return m, None
+    return m, float(np.std(x, ddof=1) / math.sqrt(n))
+
+
+def clustered_se(values: ArrayLike, clusters: ArrayLike) -> float | None:
+    """Return the CR1 cluster-robust standard error of the mean, in value units.
+
+    Liang & Zeger (1986) sandwich estimator for the intercept-only OLS model
+    y = b0 + e, with the CR1 small-sample factor G/(G-1) * (N-1)/(N-K), K = 1 --
+    identical to statsmodels ``OLS(y, ones).fit(cov_type='cluster')``::
+
+        se^2 = G/(G-1) * (N-1)/(N-1) * sum_g (sum_{i in g} (y_i - ybar))^2 / N^2
+
+    Parameters
+    ----------
+    values : array_like
+        1-D valid values.
+    clusters : array_like
+        Cluster label per value (any hashable type).
+
+    Returns
+    -------
+    float or None
+        None when the number of clusters G < 2 or n < 2.
+    """
+    x = _values(values)
+    codes, g = _codes(clusters, x.size)
+    n = x.size
+    if n < 2 or g < 2:
+        return None
+    resid = x - x.mean()
+    sums = np.bincount(codes, weights=resid, minlength=g)
+    k = 1
+    factor = g / (g - 1) * (n - 1) / (n - k)
+    var = factor * float(np.sum(sums * sums)) / (n * n)
+    return _flush(math.sqrt(max(var, 0.0)), x)
+
+
+def t_interval(
+    estimate: float | None, se: float | None, df: float | None, confidence: float = 0.95
+) -> tuple[float | None, float | None]:
+    """Return the t confidence interval estimate -/+ t_{1-alpha/2, df} * se.
+
+    Student (1908) t interval using ``scipy.stats.t.ppf`` for the critical value.
+
+    Parameters
+    ----------
+    estimate : float or None
+        Point estimate (value units).
+    se : float or None
+        Its standard error (value units).
+    df : float or None
+        Degrees of freedom.
+    confidence : float
+        Two-sided confidence level in (0, 1).
+
+    Returns
+    -------
+    tuple of (float or None, float or None)
+        (low, high) in value units; (None, None) when estimate or se is None,
+        df is None or df < 1.
+    """
+    c = _check_confidence(confidence)
+    if estimate is None or se is None or df is None or df < 1:
+        return None, None
+    if se < 0:
+        raise ValueError(f"se must be >= 0, got {se}")
+    tcrit = float(_sps.t.ppf(1.0 - (1.0 - c) / 2.0, df))
+    return float(estimate - tcrit * se), float(estimate + tcrit * se)
+
+
+# ---------------------------------------------------------------------------
+# Clustered summaries
+# ---------------------------------------------------------------------------
+
+
+def cluster_bootstrap_mean(
+    values: ArrayLike,
+    clusters: ArrayLike,
+    resamples: int = 10000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float | None, float | None]:
+    """Return the cluster bootstrap percentile interval (low, high) of the mean.
+
+    Cluster (block) bootstrap, Field & Welsh (2007), "Bootstrapping clustered
+    data", JRSS-B 69:369-390; percentile interval (Efron 1979).  Each resample
+    draws G whole clusters with replacement (``rng.integers(G, size=(B, G))``)
+    and the resampled mean is sum of drawn cluster sums / sum of drawn cluster
+    counts.  Quantiles use numpy's default linear interpolation.
+
+    Parameters
+    ----------
+    values : array_like
+        1-D valid values.
+    clusters : array_like
+        Cluster label per value.
+    resamples : int
+        Number of bootstrap resamples B.
+    seed : int
+        Seed for ``numpy.random.default_rng``.
+    confidence : float
+        Two-sided confidence level in (0, 1).
+
+    Returns
+    -------
+    tuple of (float or None, float or None)
+        Bounds in value units; (None, None) when G < 2.
+    """
+    c = _check_confidence(confidence)
+    b = _check_resamples(resamples)
+    x = _values(values)
+    codes, g = _codes(clusters, x.size)
+    if g < 2:
+        return None, None
+    sums = np.bincount(codes, weights=x, minlength=g)
+    counts = np.bincount(codes, minlength=g).astype(float)
+    rng = np.random.default_rng(seed)
+    out = np.empty(b, dtype=float)
+    pos = 0
+    for size in _chunks(b, g):
+        idx = rng.integers(g, size=(size, g))
+        out[pos : pos + size] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+        pos += size
+    return _percentile_interval(out, c)
+
+
+def icc_oneway(values: ArrayLike, clusters: ArrayLike) -> float | None:
+    """Return the one-way ANOVA intraclass correlation ICC(1) (dimensionless).
+
+    ICC(1) = (MSB - MSW) / (MSB + (n0 - 1) * MSW) with the unbalanced group-size
+    correction n0 = (N - sum_g n_g^2 / N) / (G - 1) (Donner 1986, "A review of
+    inference procedures for the intraclass correlation coefficient in the
+    one-way random effects model", Int. Stat. Rev. 54:67-82).
+    MSB = sum_g n_g (ybar_g - ybar)^2 / (G - 1), MSW = sum (y - ybar_g)^2 / (N - G).
+
+    Parameters
+    ----------
+    values : array_like
+        1-D valid values.
+    clusters : array_like
+        Cluster label per value.
+
+    Returns
+    -------
+    float or None
+        The estimate, returned as is (it may be negative); None when G < 2,
+        N <= G, or MSB and MSW are both 0.
+    """
+    x = _values(values)
+    codes, g = _codes(clusters, x.size)
+    n = x.size
+    if g < 2 or n <= g:
+        return None
+    counts = np.bincount(codes, minlength=g).astype(float)
+    sums = np.bincount(codes, weights=x, minlength=g)
+    gmeans = sums / counts
+    grand = float(x.mean())
+    ssb = float(np.sum(counts * (gmeans - grand) ** 2))
+    ssw = float(np.sum((x - gmeans[codes]) ** 2))
+    msb = ssb / (g - 1)
+    msw = ssw / (n - g)
+    if msb == 0.0 and msw == 0.0:
+        return None
+    n0 = (n - float(np.sum(counts * counts)) / n) / (g - 1)
+    denom = msb + (n0 - 1.0) * msw
+    if denom == 0.0:
+        return None
+    return float((msb - msw) / denom)
+
+
+def design_effect(icc: float | None, cluster_sizes: ArrayLike) -> float | None:
+    """Return the Kish design effect 1 + (m - 1) * icc (dimensionless variance ratio).
+
+    Kish (1965), *Survey Sampling*; for unequal cluster sizes m is the
+    size-weighted mean cluster size m = sum_g n_g^2 / N.
+
+    Parameters
+    ----------
+    icc : float or None
+        Intraclass correlation (e.g. from :func:`icc_oneway`).
+    cluster_sizes : array_like
+        Number of values per cluster n_g (positive integers).
+
+    Returns
+    -------
+    float or None
+        None when icc is None or there are no values (N == 0).
+    """
+    sizes = _values(cluster_sizes, "cluster_sizes")
+    if np.any(sizes < 0):
+        raise ValueError("cluster_sizes must be non-negative")
+    if icc is None:
+        return None
+    n = float(sizes.sum())
+    if n == 0.0:
+        return None
+    m = float(np.sum(sizes * sizes)) / n
+    return float(1.0 + (m - 1.0) * icc)
+
+
+def cell_summary(
+    values: ArrayLike,
+    clusters: ArrayLike,
+    confidence: float = 0.95,
+    resamples: int = 10000,
+    seed: int = 0,
+) -> CellStats:
+    """Return a :class:`CellStats` summary (mean, valid n, naive and clustered error bars).
+
+    Combines :func:`mean_se`, :func:`clustered_se` (CR1, Liang & Zeger 1986),
+    :func:`t_interval` with df = G - 1, :func:`cluster_bootstrap_mean`,
+    :func:`icc_oneway` (Donner 1986) and :func:`design_effect` (Kish 1965).
+
+    Parameters
+    ----------
+    values : array_like
+        1-D valid values.
+    clusters : array_like
+        Cluster label per value.
+    confidence : float
+        Two-sided confidence level for both intervals.
+    resamples : int
+        Bootstrap resamples.
+    seed : int
+        Bootstrap seed.
+
+    Returns
+    -------
+    CellStats
+        Fields in value units; undefined fields are None (see CellStats).
+    """
+    c = _check_confidence(confidence)
+    x = _values(values)
+    codes, g = _codes(clusters, x.size)
+    mean, se = mean_se(x)
+    se_cl = clustered_se(x, codes)
+    ci_low, ci_high = t_interval(mean, se_cl, g - 1, c)
+    boot_low, boot_high = cluster_bootstrap_mean(x, codes, resamples, seed, c)
+    icc = icc_oneway(x, codes)
+    deff = design_effect(icc, np.bincount(codes, minlength=g)) if g > 0 else None
+    return CellStats(
+        mean=mean,
+        n=int(x.size),
+        clusters=int(g),
+        se=se,
+        se_clustered=se_cl,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        boot_low=boot_low,
+        boot_high=boot_high,
+        icc=icc,
+        design_effect=deff,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Unpaired differences
+# ---------------------------------------------------------------------------
+
+
+def _shared_codes(
+    values_a: ArrayLike, clusters_a: ArrayLike, values_b: ArrayLike, clusters_b: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.intp], NDArray[np.intp], int]:
+    a = _values(values_a, "values_a")
+    b = _values(values_b, "values_b")
+    la = _labels(clusters_a, "clusters_a")
+    lb = _labels(clusters_b, "clusters_b")
+    if la.shape[0] != a.size:
+        raise ValueError(f"clusters_a has length {la.shape[0]}, expected {a.size}")
+    if lb.shape[0] != b.size:
+        raise ValueError(f"clusters_b has length {lb.shape[0]}, expected {b.size}")
+    same_kind = la.dtype == lb.dtype or (la.dtype.kind in "biuf" and lb.dtype.kind in "biuf")
+    if same_kind and la.dtype != object:
+        stacked = np.concatenate([la, lb])
+    else:
+        # Different label types (e.g. int vs str): keep Python objects, no coercion.
+        stacked = np.empty(la.size + lb.size, dtype=object)
+        for i, v in enumerate([*la.tolist(), *lb.tolist()]):
+            stacked[i] = v
+    codes, g = _codes(stacked, a.size + b.size, "clusters")
+    return a, b, codes[: a.size], codes[a.size :], g
+
+
+def diff_clustered(
+    values_a: ArrayLike,
+    clusters_a: ArrayLike,
+    values_b: ArrayLike,
+    clusters_b: ArrayLike,
+    confidence: float = 0.95,
+) -> DiffStats:
+    """Return :class:`DiffStats` for mean_a - mean_b with a CR1 cluster-robust SE.
+
+    OLS of the stacked values on [1, indicator(b)] with the Liang & Zeger (1986)
+    sandwich covariance clustered on the labels shared by both groups (e.g.
+    scenarios), CR1 factor G/(G-1) * (N-1)/(N-K) with K = 2 (statsmodels
+    ``cov_type='cluster'`` default).  diff = -coefficient of the indicator;
+    df = G - 1 with G the distinct clusters over both groups (Cameron & Miller
+    2015, "A practitioner's guide to cluster-robust inference"); two-sided
+    Student-t p-value.
+
+    Parameters
+    ----------
+    values_a, values_b : array_like
+        1-D valid values of each group.
+    clusters_a, clusters_b : array_like
+        Cluster labels (same label space for both groups).
+    confidence : float
+        Two-sided confidence level.
+
+    Returns
+    -------
+    DiffStats
+        diff in value units (None if a side is empty); se/df/interval None when
+        G < 2 or N <= 2; p_value additionally None when se == 0 (t undefined; the
+        interval then collapses to the point).
+    """
+    c = _check_confidence(confidence)
+    a, b, ca, cb, g = _shared_codes(values_a, clusters_a, values_b, clusters_b)
+    na, nb = int(a.size), int(b.size)
+    if na == 0 or nb == 0:
+        return DiffStats(None, None, None, None, None, None, na, nb, g)
+    diff = float(a.mean() - b.mean())
+    n = na + nb
+    k = 2
+    if g < 2 or n <= k:
+        return DiffStats(diff, None, None, None, None, None, na, nb, g)
+    # Row 2 of (X'X)^-1 X_g' e_g simplifies to B_g/n_b - A_g/n_a, with A_g, B_g the
+    # sums of group-mean residuals of a and b in cluster g (closed form of the sandwich).
+    infl = np.bincount(cb, weights=(b - b.mean()) / nb, minlength=g) - np.bincount(
+        ca, weights=(a - a.mean()) / na, minlength=g
+    )
+    var = g / (g - 1) * (n - 1) / (n - k) * float(infl @ infl)
+    se = _flush(math.sqrt(max(var, 0.0)), a, b)
+    df = g - 1
+    low, high = t_interval(diff, se, df, c)
+    p = None if se == 0.0 else float(2.0 * _sps.t.sf(abs(diff / se), df))
+    return DiffStats(diff, se, df, low, high, p, na, nb, g)
+
+
+def cluster_bootstrap_diff(
+    values_a: ArrayLike,
+    clusters_a: ArrayLike,
+    values_b: ArrayLike,
+    clusters_b: ArrayLike,
+    resamples: int = 10000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float | None, float | None]:
+    """Return the cluster bootstrap percentile interval (low, high) of mean_a - mean_b.
+
+    Cluster bootstrap (Field & Welsh 2007) over the union of clusters of both
+    groups: each resample draws G clusters with replacement and computes
+    mean_a - mean_b over the drawn clusters.  Resamples in which one side has no
+    values are dropped; percentile interval over the kept resamples.
+
+    Parameters
+    ----------
+    values_a, values_b : array_like
+        1-D valid values of each group.
+    clusters_a, clusters_b : array_like
+        Cluster labels (shared label space).
+    resamples : int
+        Bootstrap resamples B.
+    seed : int
+        Seed for ``numpy.random.default_rng``.
+    confidence : float
+        Two-sided confidence level.
+
+    Returns
+    -------
+    tuple of (float or None, float or None)
+        Bounds in value units; (None, None) when G < 2, a side is empty, or more
+        than half of the resamples were dropped.
+    """
+    c = _check_confidence(confidence)
+    bres = _check_resamples(resamples)
+    a, b, ca, cb, g = _shared_codes(values_a, clusters_a, values_b, clusters_b)
+    if g < 2 or a.size == 0 or b.size == 0:
+        return None, None
+    sa = np.bincount(ca, weights=a, minlength=g)
+    na = np.bincount(ca, minlength=g).astype(float)
+    sb = np.bincount(cb, weights=b, minlength=g)
+    nb = np.bincount(cb, minlength=g).astype(float)
+    rng = np.random.default_rng(seed)
+    out = np.empty(bres, dtype=float)
+    keep = np.zeros(bres, dtype=bool)
+    pos = 0
+    for size in _chunks(bres, g):
+        idx = rng.integers(g, size=(size, g))
+        ta, tb = na[idx].sum(axis=1), nb[idx].sum(axis=1)
+        ok = (ta > 0) & (tb > 0)
+        d = np.zeros(size, dtype=float)
+        d[ok] = sa[idx[ok]].sum(axis=1) / ta[ok] - sb[idx[ok]].sum(axis=1) / tb[ok]
+        out[pos : pos + size] = d
+        keep[pos : pos + size] = ok
+        pos += size
+    dropped = bres - int(keep.sum())
+    if dropped * 2 > bres or not keep.any():
+        return None, None
+    return _percentile_interval(out[keep], c)
+
+
+# ---------------------------------------------------------------------------
+# Paired differences
+# ---------------------------------------------------------------------------
+
+
+def diff_counts(diffs: ArrayLike) -> dict[str, int]:
+    """Return counts per integer difference, keyed by the integer as a string.
+
+    Each difference is rounded to the nearest integer with halves rounded away
+    from zero (0.5 -> 1, -0.5 -> -1, 1.5 -> 2); non-integer differences (e.g.
+    from averaged scores) are therefore binned to their nearest integer.  Keys
+    are like ``"-2"``, ``"0"``, ``"1"``, in increasing numeric order; only
+    observed differences appear.
+
+    Parameters
+    ----------
+    diffs : array_like
+        1-D valid differences.
+
+    Returns
+    -------
+    dict of str to int
+        Counts (number of pairs); empty for empty input.
+    """
+    d = _values(diffs, "diffs")
+    r = np.sign(d) * np.floor(np.abs(d) + 0.5)
+    keys, counts = np.unique(r, return_counts=True)
+    return {str(int(k)): int(v) for k, v in zip(keys, counts, strict=True)}
+
+
+def paired_summary(
+    diffs: ArrayLike,
+    clusters: ArrayLike,
+    confidence: float = 0.95,
+    resamples: int = 10000,
+    seed: int = 0,
+) -> PairedStats:
+    """Return :class:`PairedStats` for paired differences (mean offset with error bars).
+
+    Paired t interval (Student 1908: se = sd/sqrt(n), df = n - 1), clustered t
+    interval (CR1 :func:`clustered_se`, df = G - 1), cluster bootstrap
+    percentile interval (:func:`cluster_bootstrap_mean`), Wilcoxon (1945)
+    signed-rank two-sided p-value (``scipy.stats.wilcoxon``,
+    ``zero_method='wilcox'``: zero differences are discarded) and
+    :func:`diff_counts`.
+
+    Parameters
+    ----------
+    diffs : array_like
+        1-D valid paired differences (e.g. score_a - score_b per row).
+    clusters : array_like
+        Cluster label per pair.
+    confidence : float
+        Two-sided confidence level.
+    resamples : int
+        Bootstrap resamples.
+    seed : int
+        Bootstrap seed.
+
+    Returns
+    -------
+    PairedStats
+        Fields in value units; undefined fields are None.
+    """
+    c = _check_confidence(confidence)
+    d = _values(diffs, "diffs")
+    codes, g = _codes(clusters, d.size)
+    n = int(d.size)
+    mean, se = mean_se(d)
+    df = n - 1 if n >= 2 else None
+    low, high = t_interval(mean, se, df, c)
+    se_cl = clustered_se(d, codes)
+    df_cl = g - 1 if g >= 2 else None
+    low_cl, high_cl = t_interval(mean, se_cl, df_cl, c)
+    boot_low, boot_high = cluster_bootstrap_mean(d, codes, resamples, seed, c)
+    wp: float | None = None
+    if n >= 1 and np.any(d != 0.0):
+        wp = _f(_sps.wilcoxon(d, zero_method="wilcox").pvalue)
+    return PairedStats(
+        mean=mean,
+        n=n,
+        clusters=int(g),
+        se=se,
+        df=df,
+        ci_low=low,
+        ci_high=high,
+        se_clustered=se_cl,
+        df_clustered=df_cl,
+        ci_low_clustered=low_cl,
+        ci_high_clustered=high_cl,
+        boot_low=boot_low,
+        boot_high=boot_high,
+        wilcoxon_p=wp,
+        diff_counts=diff_counts(d),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Agreement between two raters on paired ordinal scores
+# ---------------------------------------------------------------------------
+
+
+def exact_agreement(a: ArrayLike, b: ArrayLike) -> float | None:
+    """Return the proportion of pairs with a == b (exact agreement, in [0, 1]).
+
+    Simple percent agreement (e.g. Zheng et al. 2023, MT-Bench judge agreement).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Paired scores of equal length.
+
+    Returns
+    -------
+    float or None
+        None when there are no pairs.
+    """
+    x, y = _pair(a, b)
+    if x.size == 0:
+        return None
+    return float(np.mean(x == y))
+
+
+def within_one(a: ArrayLike, b: ArrayLike) -> float | None:
+    """Return the proportion of pairs with |a - b| <= 1 (adjacent agreement, in [0, 1]).
+
+    "Within-one" / adjacent agreement as used for ordinal rating scales.
+
+    Parameters
+    ----------
+    a, b : array_like
+        Paired scores of equal length (score units).
+
+    Returns
+    -------
+    float or None
+        None when there are no pairs.
+    """
+    x, y = _pair(a, b)
+    if x.size == 0:
+        return None
+    return float(np.mean(np.abs(x - y) <= 1.0))
+
+
+def kappa_quadratic(
+    a: ArrayLike, b: ArrayLike, labels: ArrayLike | None = None
+) -> float | None:
+    """Return quadratic-weighted Cohen's kappa (dimensionless, <= 1).
+
+    Cohen (1968), "Weighted kappa", Psychol. Bull. 70:213-220.  Categories are
+    the sorted ``labels`` if given, else the sorted union of observed values;
+    the disagreement weight of categories at positions i, j is
+    (i - j)^2 / (k - 1)^2 (position-based, as scikit-learn's
+    ``cohen_kappa_score(weights='quadratic')``; pass the full scale as
+    ``labels`` so unobserved levels keep their spacing)::
+
+        kappa = 1 - sum(w * O) / sum(w * E),  E = outer(row marginals, col marginals)
+
+    Parameters
+    ----------
+    a, b : array_like
+        Paired ordinal scores.
+    labels : array_like, optional
+        Category set; must contain every observed value.
+
+    Returns
+    -------
+    float or None
+        None when undefined: no pairs, fewer than 2 categories, or zero expected
+        disagreement (both raters constant).
+    """
+    x, y = _pair(a, b)
+    if x.size == 0:
+        return None
+    if labels is None:
+        cats = np.unique(np.concatenate([x, y]))
+    else:
+        cats = np.unique(_values(labels, "labels"))
+        if not (np.all(np.isin(x, cats)) and np.all(np.isin(y, cats))):
+            raise ValueError("labels must contain every observed value")
+    k = cats.size
+    if k < 2:
+        return None
+    ix = np.searchsorted(cats, x)
+    iy = np.searchsorted(cats, y)
+    obs = np.zeros((k, k), dtype=float)
+    np.add.at(obs, (ix, iy), 1.0)
+    obs /= x.size
+    exp = np.outer(obs.sum(axis=1), obs.sum(axis=0))
+    pos = np.arange(k, dtype=float)
+    w = (pos[:, None] - pos[None, :]) ** 2 / (k - 1) ** 2
+    de = float(np.sum(w * exp))
+    if de == 0.0:
+        return None
+    return float(1.0 - float(np.sum(w * obs)) / de)
+
+
+def krippendorff_alpha(a: ArrayLike, b: ArrayLike, level: str = "interval") -> float | None:
+    """Return Krippendorff's alpha for two raters (dimensionless, <= 1).
+
+    Krippendorff (2004/2011), "Computing Krippendorff's alpha-reliability",
+    computed by the ``krippendorff`` package with
+    ``reliability_data = np.vstack([a, b])``.
+
+    Parameters
+    ----------
+    a, b : array_like
+        Paired scores (no missing values).
+    level : str
+        Level of measurement: 'nominal', 'ordinal', 'interval' or 'ratio'.
+
+    Returns
+    -------
+    float or None
+        None when undefined: no pairs or fewer than 2 distinct values overall
+        (zero expected disagreement).
+    """
+    if level not in ("nominal", "ordinal", "interval", "ratio"):
+        raise ValueError(f"unknown level {level!r}")
+    x, y = _pair(a, b)
+    if x.size == 0 or np.unique(np.concatenate([x, y])).size < 2:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        val = _krippendorff.alpha(
+            reliability_data=np.vstack([x, y]), level_of_measurement=level
+        )
+    return _f(val)
+
+
+def spearman(a: ArrayLike, b: ArrayLike) -> float | None:
+    """Return Spearman's rank correlation rho (dimensionless, in [-1, 1]).
+
+    Spearman (1904); computed by ``scipy.stats.spearmanr`` (Pearson correlation
+    of average ranks).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Paired scores.
+
+    Returns
+    -------
+    float or None
+        None when n < 2 or either input is constant.
+    """
+    x, y = _pair(a, b)
+    if x.size < 2 or np.all(x == x[0]) or np.all(y == y[0]):
+        return None
+    return _f(_sps.spearmanr(x, y).statistic)
+
+
+# ---------------------------------------------------------------------------
+# Multiplicity
+# ---------------------------------------------------------------------------
+
+
+def holm(pvalues: list[float | None]) -> list[float | None]:
+    """Return Holm step-down adjusted p-values (same order; in [0, 1]).
+
+    Holm (1979), "A simple sequentially rejective multiple test procedure",
+    Scand. J. Stat. 6:65-70: with the m non-None p-values sorted ascending,
+    adj_(i) = max_{j <= i} min(1, (m - j + 1) * p_(j)).
+
+    Parameters
+    ----------
+    pvalues : list of float or None
+        Raw p-values; None entries are passed through unchanged and excluded
+        from the family (they do not count towards m).
+
+    Returns
+    -------
+    list of float or None
+        Adjusted p-values aligned with the input.
+    """
+    idx = [i for i, p in enumerate(pvalues) if p is not None]
+    out: list[float | None] = [None] * len(pvalues)
+    if not idx:
+        return out
+    p = np.array([float(pvalues[i]) for i in idx], dtype=float)  # type: ignore[arg-type]
+    if np.any(np.isnan(p)) or np.any((p < 0) | (p > 1)):
+        raise ValueError("p-values must be in [0, 1] (use None for undefined)")
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    adj_sorted = np.maximum.accumulate(scaled)
+    adj = np.empty(m, dtype=float)
+    adj[order] = adj_sorted
+    for j, i in enumerate(idx):
+        out[i] = float(adj[j])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Power and sample size
+# ---------------------------------------------------------------------------
+
+
+def _check_alpha_power(alpha: float, power: float) -> None:
+    if not (0.0 < alpha < 1.0):
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if not (0.0 < power < 1.0):
+        raise ValueError(f"power must be in (0, 1), got {power!r}")
+
+
+def mde(
+    se: float | None, df: float | None = None, alpha: float = 0.05, power: float = 0.8
+) -> float | None:
+    """Return the minimum detectable effect (value units) for a two-sided test.
+
+    MDE = (q_{1-alpha/2} + q_{power}) * se (Bloom 1995, "Minimum detectable
+    effects", Evaluation Review 19:547-556), with q the Student-t quantile at
+    ``df`` degrees of freedom, or the standard-normal quantile when df is None.
+
+    Parameters
+    ----------
+    se : float or None
+        Standard error of the estimate (value units).
+    df : float, optional
+        Degrees of freedom; None for the normal approximation.
+    alpha : float
+        Two-sided significance level.
+    power : float
+        Target power.
+
+    Returns
+    -------
+    float or None
+        None when se is None or df < 1.
+    """
+    _check_alpha_power(alpha, power)
+    if se is None:
+        return None
+    if se < 0:
+        raise ValueError(f"se must be >= 0, got {se}")
+    if df is None:
+        q = float(_sps.norm.ppf(1.0 - alpha / 2.0) + _sps.norm.ppf(power))
+    else:
+        if df < 1:
+            return None
+        q = float(_sps.t.ppf(1.0 - alpha / 2.0, df) + _sps.t.ppf(power, df))
+    return float(q * se)
+
+
+def n_needed(
+    sd: float | None,
+    effect: float | None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    rho: float = 0.0,
+    design_effect: float = 1.0,
+    paired: bool = False,
+) -> int | None:
+    """Return the valid n per side needed to detect ``effect`` (count of values).
+
+    Normal-approximation sample size for a two-sided two-sample comparison of
+    means (e.g. Chow, Shao & Wang 2008, *Sample Size Calculations in Clinical
+    Research*, sec. 3.2)::
+
+        n = ceil(2 * (z_{1-alpha/2} + z_{power})^2 * sd^2 * (1 - rho) * deff / effect^2)
+
+    where sd is the per-value standard deviation, rho the pairing correlation
+    (Var(a - b) = 2 sd^2 (1 - rho); only allowed with ``paired=True``, then n is
+    the number of pairs) and deff a design effect for clustering (Kish 1965).
+    The result is floored at 2 (a variance needs two values per side).
+
+    Parameters
+    ----------
+    sd : float or None
+        Standard deviation of one value (value units).
+    effect : float or None
+        Difference in means to detect (value units), > 0.
+    alpha : float
+        Two-sided significance level.
+    power : float
+        Target power.
+    rho : float
+        Correlation between paired values, in [-1, 1]; must be 0 when unpaired.
+    design_effect : float
+        Variance inflation for clustering (>= 0; 1 for independent values).
+    paired : bool
+        Whether the comparison is paired (n = number of pairs).
+
+    Returns
+    -------
+    int or None
+        None when sd is None, effect is None or effect <= 0.
+    """
+    _check_alpha_power(alpha, power)
+    if not (-1.0 <= rho <= 1.0):
+        raise ValueError(f"rho must be in [-1, 1], got {rho!r}")
+    if rho != 0.0 and not paired:
+        raise ValueError("rho (pairing correlation) must be 0 for an unpaired comparison")
+    if design_effect < 0:
+        raise ValueError(f"design_effect must be >= 0, got {design_effect!r}")
+    if sd is None or effect is None or effect <= 0:
+        return None
+    if sd < 0:
+        raise ValueError(f"sd must be >= 0, got {sd!r}")
+    z = float(_sps.norm.ppf(1.0 - alpha / 2.0) + _sps.norm.ppf(power))
+    raw = 2.0 * z * z * sd * sd * (1.0 - rho) * design_effect / (effect * effect)
+    # Guard against 62.99999999 vs 63 style float noise before ceil.
+    n = math.ceil(raw - 1e-9 * max(1.0, raw))
+    return int(max(n, 2))
+
+
+def order_statistic_n(q: float, c: float) -> int:
+    """Return the smallest n with q**n <= 1 - c (a sample count).
+
+    Distribution-free order-statistic sample size (Wilks 1941, "Determination
+    of sample sizes for setting tolerance limits", Ann. Math. Stat. 12:91-96):
+    with n i.i.d. draws the maximum exceeds the q-quantile with probability
+    1 - q**n >= c.  q = c = 0.95 gives 59.
+
+    Parameters
+    ----------
+    q : float
+        Quantile (coverage) in (0, 1).
+    c : float
+        Confidence in (0, 1).
+
+    Returns
+    -------
+    int
+        The minimal n (always defined for valid inputs).
+    """
+    if not (0.0 < q < 1.0) or not (0.0 < c < 1.0):
+        raise ValueError(f"q and c must be in (0, 1), got q={q!r}, c={c!r}")
+    target = 1.0 - c
+    n = max(1, math.ceil(math.log(target) / math.log(q)))
+    while n > 1 and q ** (n - 1) <= target:
+        n -= 1
+    while q**n > target:
+        n += 1
+    return int(n)
+
+
+# ---------------------------------------------------------------------------
+# Contingency tables
+# ---------------------------------------------------------------------------
+
+
+def _chi2_stat(obs: NDArray[np.float64], exp: NDArray[np.float64]) -> float:
+    return float(np.sum((obs - exp) ** 2 / exp))
+
+
+def contingency_test(table: ArrayLike, seed: int = 0, resamples: int = 10000) -> TestResult:
+    """Return a :class:`TestResult` for independence in an r x c table of counts.
+
+    Rows are levels of a factor, columns e.g. [missing, not missing].  All-zero
+    rows and columns are dropped first.  Then:
+
+    * fewer than 2 rows or 2 columns: method 'undefined' (statistic, p None);
+    * 2 x 2 with any expected count < 5: Fisher's exact test (Fisher 1922;
+      ``scipy.stats.fisher_exact``, two-sided), statistic = sample odds ratio
+      (None if infinite or undefined), method 'fisher_exact';
+    * any expected count < 5 otherwise: Pearson chi-square statistic with a Monte
+      Carlo permutation p-value (Hope 1968; as R's ``chisq.test(simulate.p.value=
+      TRUE)``): the column labels of the expanded observations are shuffled
+      ``resamples`` times (margins fixed) and p = (1 + #{stat >= observed}) /
+      (1 + B), with a relative tolerance of 1e-9 on the comparison; method
+      'chi2_monte_carlo';
+    * else Pearson's chi-square test without continuity correction
+      (``scipy.stats.chi2_contingency(correction=False)``), method 'chi2'.
+
+    Parameters
+    ----------
+    table : array_like
+        2-D non-negative integer counts.
+    seed : int
+        Seed for the Monte Carlo branch.
+    resamples : int
+        Monte Carlo permutations B.
+
+    Returns
+    -------
+    TestResult
+        statistic (chi-square or odds ratio), p-value in [0, 1], method name.
+    """
+    t = np.asarray(table, dtype=float)
+    if t.ndim != 2:
+        raise ValueError(f"table must be 2-D, got shape {t.shape}")
+    if t.size and (not np.all(np.isfinite(t)) or np.any(t < 0) or np.any(t != np.round(t))):
+        raise ValueError("table must hold non-negative integer counts")
+    t = t[t.sum(axis=1) > 0][:, t.sum(axis=0) > 0] if t.size else t
+    if t.ndim != 2 or t.shape[0] < 2 or t.shape[1] < 2:
+        return TestResult(None, None, "undefined")
+    total = t.sum()
+    exp = np.outer(t.sum(axis=1), t.sum(axis=0)) / total
+    small = bool(np.any(exp < 5.0))
+    if small and t.shape == (2, 2):
+        res = _sps.fisher_exact(t.astype(np.int64), alternative="two-sided")
+        return TestResult(_f(res.statistic), _f(res.pvalue), "fisher_exact")
+    if small:
+        b = _check_resamples(resamples)
+        r, k = t.shape
+        ti = t.astype(np.int64)
+        rows = np.repeat(np.arange(r), ti.sum(axis=1))
+        cols = np.concatenate([np.repeat(np.arange(k), ti[i]) for i in range(r)])
+        nobs = rows.size
+        obs_stat = _chi2_stat(t, exp)
+        rng = np.random.default_rng(seed)
+        exceed = 0
+        tol = 1e-9 * max(1.0, obs_stat)
+        for size in _chunks(b, nobs):
+            perm = rng.permuted(np.broadcast_to(cols, (size, nobs)), axis=1)
+            flat = (np.arange(size)[:, None] * (r * k) + rows[None, :] * k + perm).ravel()
+            counts = np.bincount(flat, minlength=size * r * k).reshape(size, r, k)
+            stat = np.sum((counts - exp[None]) ** 2 / exp[None], axis=(1, 2))
+            exceed += int(np.sum(stat >= obs_stat - tol))
+        p = (1.0 + exceed) / (1.0 + b)
+        return TestResult(float(obs_stat), float(p), "chi2_monte_carlo")
+    res = _sps.chi2_contingency(t, correction=False)
+    return TestResult(_f(res.statistic), _f(res.pvalue), "chi2")
+
+
+def fisher_exact_2x2(a_missing: int, a_n: int, b_missing: int, b_n: int) -> float | None:
+    """Return the two-sided Fisher exact p-value comparing two missingness rates.
+
+    Fisher (1922) exact test (``scipy.stats.fisher_exact``) on the table
+    [[a_missing, a_n - a_missing], [b_missing, b_n - b_missing]].
+
+    Parameters
+    ----------
+    a_missing, b_missing : int
+        Missing counts in groups a and b.
+    a_n, b_n : int
+        Group totals (0 <= missing <= n).
+
+    Returns
+    -------
+    float or None
+        p-value in [0, 1]; None when a group is empty or nothing (or everything)
+        is missing in both groups, i.e. a row or column of the table is zero.
+    """
+    for m, n in ((a_missing, a_n), (b_missing, b_n)):
+        if n < 0 or m < 0 or m > n:
+            raise ValueError(f"need 0 <= missing <= n, got missing={m}, n={n}")
+    t = np.array([[a_missing, a_n - a_missing], [b_missing, b_n - b_missing]], dtype=np.int64)
+    if np.any(t.sum(axis=0) == 0) or np.any(t.sum(axis=1) == 0):
+        return None
+    return _f(_sps.fisher_exact(t, alternative="two-sided").pvalue)
