@@ -109,10 +109,26 @@ def run(
     doc["gate"] = gate(card, cfg)
     doc["judge_offsets"] = paired.judge_offsets(rows, cfg)
     doc["contrasts"] = paired.contrasts(rows, cfg)
+    # headline check (workbench.check): a published card and/or claims, when given
+    from . import check
+
+    published_checks = claims_checked = None
+    if published is not None:
+        published_checks = check.published_check(
+            rows, cfg, check.read_published(published, cfg), source=published)
+        doc["published_check"] = published_checks
+        doc["published_summary"] = check.published_summary(published_checks)
+    if claims is not None:
+        claims_checked = check.check_claims(rows, cfg, check.read_claims(claims))
+        doc["claims"] = claims_checked
     doc["repetition"] = paired.repetition_consistency(rows, cfg)
     frames = {"census": cen, "census_margins": margins, "scorecard": card, "flag_rates": flags,
               "pass_rates": passes, "consistency": cons,
               "judge_offsets": api._frame(doc["judge_offsets"]), "contrasts": api._frame(doc["contrasts"])}
+    if published_checks is not None:
+        frames["published_check"] = check.published_frame(published_checks)
+    if claims_checked is not None:
+        frames["claims"] = check.claims_frame(claims_checked)
     return Analysis(config=cfg, rows=rows, sources=sources, doc=doc, frames=frames)
 
 

@@ -1,0 +1,791 @@
+"""Headline check: audit a published scorecard and its claims against the raw rows.
+
+Two questions a reviewer asks of numbers someone already printed:
+
+* **How was this printed mean produced?** :func:`published_check` recomputes every published
+  cell under each candidate aggregation rule (:data:`RULES`) and reports which ones reproduce
+  the printed value at its printed precision. A card where every cell reproduces under
+  ``zero_filled`` and none under ``valid_mean`` carries the silent-zero signature.
+* **Does this claimed difference survive the rows?** :func:`check_claims` recomputes each
+  claimed ``a - b`` as a difference of valid means with its clustered interval
+  (:func:`workbench.paired.contrast_record`), the paired estimate, the valid n of each side,
+  the missing-data bounds, the zero-filled difference and a verdict, and flags confounding by
+  missingness.
+
+The aggregation rules model what a reducer that knows nothing about the ledger would have
+printed, so they see the rows *as read*: every line of a cell once (exact duplicate lines
+counted once, blank and malformed lines not at all) and a conflicting re-judgment with the
+value each of its lines carries (the scorecard holds both out). Means are computed exactly
+(as fractions) from sums and counts; no score column is ever filled. Everything here is pure
+except the two readers, :func:`read_published` and :func:`read_claims`.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import yaml
+
+from . import paired, stats
+from .config import Config
+from .errors import InputError
+from .scorecard import STATUS_MEASURED, cell_rows, subset_filter, summarize_cell
+
+RULES: tuple[str, ...] = ("valid_mean", "zero_filled", "min_filled", "item_mean",
+                          "zero_filled_planned", "drop_sentinels_only", "raw_numeric_mean")
+"""Candidate aggregation rules, in report order:
+
+``valid_mean``: mean over rows with a valid value (scoreless rows dropped);
+``zero_filled``: sum of valid values over all rows (a non-valid row counts as 0: the
+silent-zero reducer, ``Number(x) || 0``, ``fillna(0)``);
+``min_filled``: every non-valid row at the rubric minimum;
+``item_mean``: valid values averaged per item (scenario, variant, trial) over judges first,
+then items averaged;
+``zero_filled_planned``: like ``zero_filled`` with planned-but-missing judgments also as 0
+(only when the rows carry ``missing_planned`` rows, i.e. a plan was given);
+``drop_sentinels_only``: mean of every finite number read (``NAME__raw``) except the
+configured sentinels: out-of-range values kept, sentinels dropped. This reproduces harness
+rules such as FastChat's MT-Bench ``show_result.py`` (``df[df.score != -1]``, then the mean of
+everything else, a parsed 0 or 100 included);
+``raw_numeric_mean``: mean of every finite number read, sentinels included (a ``-1``
+averaged in as a score: what a reducer that never heard of the sentinel prints).
+The two harness rules are undefined (None) for a pairwise-preference headline, whose raw
+numbers are preference codes, not win credit.
+"""
+
+ZERO_RULES = ("zero_filled", "zero_filled_planned")
+VALID_RULES = ("valid_mean", "item_mean")
+HARNESS_RULES = ("drop_sentinels_only", "raw_numeric_mean")
+
+VERDICTS: tuple[str, ...] = ("holds", "shrinks", "tie", "reverses", "insufficient")
+
+CLAIM_KEYS: tuple[str, ...] = ("name", "field", "subset", "judge", "a", "b", "claimed")
+
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
+_MODES = (ROUND_HALF_EVEN, ROUND_HALF_UP)
+
+
+# --------------------------------------------------------------------------- readers
+
+
+def read_published(path: str, cfg: Config | None = None) -> pl.DataFrame:
+    """Read a published scorecard CSV, keeping every value as the string that was printed.
+
+    Columns: ``variant`` (required), optional ``judge`` and ``subset``, and one column per
+    rubric field. Returns a frame with ``line`` (the CSV line, header = 1), ``variant``,
+    ``judge`` and ``subset`` (null = pooled / all scenarios) and one String column per field
+    (null where the cell is empty, i.e. not published). With ``cfg``, every field column must
+    be a rubric field of the config. Raises :class:`InputError` naming file, line and column.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(path, "published scorecard not found")
+    try:
+        text = p.read_text("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot read published scorecard: {exc}") from exc
+    try:
+        records = list(_csv_records(text))
+    except csv.Error as exc:
+        raise InputError(path, f"not a readable CSV: {exc}") from exc
+    if not records:
+        raise InputError(path, "published scorecard is empty")
+    header_line, header = records[0]
+    header = [h.strip() for h in header]
+    if "variant" not in header:
+        raise InputError(path, f"no 'variant' column (columns: {', '.join(header) or 'none'})",
+                         line=header_line)
+    seen: set[str] = set()
+    for h in header:
+        if not h:
+            raise InputError(path, "a column has an empty name", line=header_line)
+        if h in seen:
+            raise InputError(path, f"column '{h}' appears twice", line=header_line)
+        seen.add(h)
+    fields = [h for h in header if h not in ("variant", "judge", "subset")]
+    if not fields:
+        raise InputError(path, "no rubric field column besides variant/judge/subset",
+                         line=header_line)
+    if cfg is not None:
+        for h in fields:
+            if h not in cfg.score_names:
+                raise InputError(path, f"column '{h}' is not a rubric field; the config's fields "
+                                 f"are {', '.join(cfg.score_names)}", line=header_line)
+    data: dict[str, list[Any]] = {c: [] for c in ("line", "variant", "judge", "subset", *fields)}
+    for line, rec in records[1:]:
+        if not any(c.strip() for c in rec):
+            continue
+        if len(rec) != len(header):
+            raise InputError(path, f"expected {len(header)} columns, got {len(rec)}", line=line)
+        cells = {h: c.strip() for h, c in zip(header, rec, strict=True)}
+        if not cells["variant"]:
+            raise InputError(path, "empty variant", line=line, field="variant")
+        data["line"].append(line)
+        for k in ("variant", "judge", "subset"):
+            data[k].append(cells.get(k) or None)
+        for h in fields:
+            v = cells[h]
+            if v and not _NUMBER.match(v):
+                raise InputError(path, f"expected a number as printed (e.g. 6.56), got {v!r}",
+                                 line=line, field=h)
+            data[h].append(v or None)
+    if not data["line"]:
+        raise InputError(path, "published scorecard has a header but no rows")
+    df = pl.DataFrame({k: pl.Series(v, dtype=pl.Int64 if k == "line" else pl.String)
+                       for k, v in data.items()})
+    dup = df.group_by("variant", "judge", "subset").agg(pl.col("line")).filter(
+        pl.col("line").list.len() > 1)
+    if dup.height:
+        r = dup.row(0, named=True)
+        raise InputError(path, f"cell {_cell_label(r['variant'], r['judge'], r['subset'])} is "
+                         f"published twice (lines {', '.join(map(str, r['line']))})",
+                         line=int(r["line"][1]))
+    return df
+
+
+def _csv_records(text: str) -> Any:
+    reader = csv.reader(text.splitlines(keepends=True), strict=True)
+    start = 1
+    for rec in reader:
+        yield start, rec
+        start = reader.line_num + 1
+
+
+def read_claims(path: str) -> list[dict[str, Any]]:
+    """Read a claims YAML file: a list of ``{name, field, subset, judge, a, b, claimed}``.
+
+    ``a``, ``b`` and ``claimed`` are required (``claimed`` is the published ``a - b``); ``name``
+    defaults to ``"a vs b"``; ``field`` (null here) defaults to the headline in
+    :func:`check_claims`. Each returned dict also carries ``source`` (the path) and ``index``
+    (1-based item number) for error messages. Raises :class:`InputError` naming the file and
+    the item.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(path, "claims file not found")
+    try:
+        data = yaml.safe_load(p.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot read claims: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise InputError(path, f"not valid YAML: {exc}") from exc
+    if data is None:
+        raise InputError(path, "no claims (the file is empty)")
+    if not isinstance(data, list):
+        raise InputError(path, f"expected a YAML list of claims, got a {type(data).__name__}")
+    if not data:
+        raise InputError(path, "no claims (the list is empty)")
+    out: list[dict[str, Any]] = []
+    names: set[str] = set()
+    for i, item in enumerate(data, start=1):
+        where = f"item {i}"
+        if not isinstance(item, dict):
+            raise InputError(path, f"{where}: expected a mapping with a, b and claimed, "
+                             f"got a {type(item).__name__}")
+        if isinstance(item.get("name"), str) and item["name"].strip():
+            where = f"item {i} ({item['name'].strip()!r})"
+        unknown = sorted(str(k) for k in set(item) - set(CLAIM_KEYS))
+        if unknown:
+            raise InputError(path, f"{where}: unknown key(s) {', '.join(unknown)}; "
+                             f"allowed: {', '.join(CLAIM_KEYS)}")
+        for k in ("a", "b", "claimed"):
+            if item.get(k) is None:
+                raise InputError(path, f"{where}: '{k}' is required")
+        a = _key_text(item["a"], "a", where, path)
+        b = _key_text(item["b"], "b", where, path)
+        if a == b:
+            raise InputError(path, f"{where}: a and b are the same variant {a!r}")
+        claimed = _claimed_value(item["claimed"], where, path)
+        name = item.get("name")
+        if name is None:
+            name = f"{a} vs {b}"
+        elif not isinstance(name, str) or not name.strip():
+            raise InputError(path, f"{where}: 'name' must be a non-empty string")
+        name = name.strip()
+        if name in names:
+            raise InputError(path, f"{where}: another claim is already named {name!r}")
+        names.add(name)
+        field = item.get("field")
+        if field is not None and (not isinstance(field, str) or not field):
+            raise InputError(path, f"{where}: 'field' must be a rubric field name")
+        subset = item.get("subset")
+        if subset is not None and (not isinstance(subset, str) or not subset):
+            raise InputError(path, f"{where}: 'subset' must be a subset name")
+        judge = item.get("judge")
+        judge = None if judge is None else _key_text(judge, "judge", where, path)
+        out.append({"name": name, "field": field, "subset": subset, "judge": judge, "a": a,
+                    "b": b, "claimed": claimed, "source": str(path), "index": i})
+    return out
+
+
+def _key_text(v: Any, key: str, where: str, path: str) -> str:
+    if isinstance(v, bool) or not isinstance(v, str | int) or not str(v).strip():
+        raise InputError(path, f"{where}: '{key}' must be a non-empty string, got {v!r}")
+    return str(v).strip()
+
+
+def _claimed_value(v: Any, where: str, path: str) -> float:
+    if isinstance(v, str) and _NUMBER.match(v.strip()):
+        return float(v.strip())
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        raise InputError(path, f"{where}: 'claimed' must be a number (the published a - b), "
+                         f"got {v!r}")
+    return float(v)
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def _as_read(cfg: Config, fld: str) -> pl.Expr:
+    """A field's value as a naive reducer reads it: the valid value, and for conflicting
+    re-judgments (held out by the scorecard) the valid number each line carries."""
+    restore = (pl.col("bucket") == "conflict") & (pl.col(f"{fld}__status") == "valid")
+    if cfg.preference is not None and fld == cfg.headline:
+        restore = pl.lit(False)  # the win-credit mapping is not re-applied to held-out lines
+    return pl.when(restore).then(pl.col(f"{fld}__raw")).otherwise(pl.col(fld))
+
+
+def _scope(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
+           subset: str | None) -> pl.Expr:
+    expr = subset_filter(cfg, subset) & (pl.col("variant") == variant)
+    if judge is not None:
+        expr = expr & (pl.col("judge") == judge)
+    return expr
+
+
+def _exact_sum(values: np.ndarray) -> Fraction:
+    """Exact sum of values read from decimal text (``7.5`` is 15/2, ``0.1`` is 1/10)."""
+    if not values.size:
+        return Fraction(0)
+    uniq, counts = np.unique(values, return_counts=True)
+    return sum((Fraction(repr(float(u))) * int(c) for u, c in zip(uniq, counts, strict=True)),
+               Fraction(0))
+
+
+def _rule_fractions(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
+                    subset: str | None, field: str) -> dict[str, Fraction | None]:
+    scope = _scope(rows, cfg, variant, judge, subset)
+    cell = cell_rows(rows).filter(scope).with_columns(_as_read(cfg, field).alias("__v"))
+    valid = cell.filter(pl.col("__v").is_not_null())
+    n_rows, n_valid = cell.height, valid.height
+    total = _exact_sum(valid["__v"].to_numpy())
+    lo = Fraction(repr(float(cfg.value_range[0])))
+    out: dict[str, Fraction | None] = {
+        "valid_mean": total / n_valid if n_valid else None,
+        "zero_filled": total / n_rows if n_rows else None,
+        "min_filled": (total + (n_rows - n_valid) * lo) / n_rows if n_rows else None,
+        "item_mean": None,
+    }
+    if n_valid:
+        items = valid.group_by("scenario", "variant", "trial").agg(
+            pl.col("__v").sum().alias("s"), pl.len().alias("k"))
+        combos = items.group_by("s", "k").agg(pl.len().alias("m"))
+        acc = Fraction(0)
+        for s, k, m in combos.iter_rows():
+            acc += Fraction(repr(float(s))) / int(k) * int(m)
+        out["item_mean"] = acc / items.height
+    # Harness rules (see RULES): every finite number read, sentinels dropped or kept.
+    out["drop_sentinels_only"] = out["raw_numeric_mean"] = None
+    if cfg.preference is None or field != cfg.headline:
+        read = cell.filter(pl.col(f"{field}__raw").is_not_null())
+        kept = read.filter(pl.col(f"{field}__status") != "sentinel")
+        for rule, part in (("drop_sentinels_only", kept), ("raw_numeric_mean", read)):
+            if part.height:
+                out[rule] = _exact_sum(part[f"{field}__raw"].to_numpy()) / part.height
+    if rows.filter(pl.col("bucket") == "missing_planned").height:
+        planned = rows.filter((pl.col("bucket") == "missing_planned") & scope).height
+        denom = n_rows + planned
+        out["zero_filled_planned"] = total / denom if denom else None
+    return out
+
+
+def aggregation_rules(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
+                      subset: str | None, field: str) -> dict[str, float | None]:
+    """Every candidate rule's value for one cell (see :data:`RULES`); None when undefined.
+
+    ``judge`` None pools judges; ``subset`` None is all scenarios. ``zero_filled_planned`` is
+    present only when ``rows`` has ``missing_planned`` rows. Values are exact means of the rows
+    as read (see the module docstring), returned as floats.
+    """
+    return {k: (None if v is None else float(v))
+            for k, v in _rule_fractions(rows, cfg, variant, judge, subset, field).items()}
+
+
+def _decimals(printed: str) -> int:
+    exp = Decimal(printed).as_tuple().exponent
+    return max(0, -int(exp)) if isinstance(exp, int) else 0
+
+
+def rounded(value: Fraction | float, decimals: int) -> set[Decimal]:
+    """``value`` rounded at ``decimals`` every way a printed number may have been produced.
+
+    Round-half-even and round-half-up (away from zero), each applied to the exact value and
+    to its nearest double (what a float-based reducer such as ``toFixed`` or ``round`` sees).
+    """
+    exact = Fraction(value)
+    unit = Decimal(1).scaleb(-decimals)
+    out: set[Decimal] = set()
+    with localcontext() as ctx:
+        ctx.prec = 80
+        candidates = [Decimal(exact.numerator) / Decimal(exact.denominator),
+                      Decimal(float(exact))]
+        for d in candidates:
+            for mode in _MODES:
+                out.add(d.quantize(unit, rounding=mode))
+    return out
+
+
+def printed_matches(value: Fraction | float | None, printed: str) -> bool:
+    """Whether ``value`` reproduces the printed string at the string's own precision."""
+    if value is None:
+        return False
+    try:
+        target = Decimal(printed.strip())
+    except InvalidOperation:
+        return False
+    return target in rounded(value, _decimals(printed.strip()))
+
+
+def _cell_label(variant: str, judge: str | None, subset: str | None,
+                field: str | None = None) -> str:
+    label = variant
+    if judge is not None:
+        label += f"/{judge}"
+    if subset is not None:
+        label += f" [{subset}]"
+    if field is not None:
+        label += f" {field}"
+    return label
+
+
+def published_check(rows: pl.DataFrame, cfg: Config, published_df: pl.DataFrame,
+                    source: str = "published scorecard") -> list[dict[str, Any]]:
+    """Recompute every published cell under every rule and say which reproduce it.
+
+    One record per non-empty published value, in file order: ``variant``, ``judge``,
+    ``subset``, ``field``, ``published`` (the printed number), ``decimals`` (its printed
+    precision), ``reproduced_by`` (rule names, sorted), ``nearest_rule``/``nearest_value``/
+    ``distance`` (the rule closest to the printed value, ties in :data:`RULES` order; null when
+    the cell has no rows), and ``valid_mean`` (the scorecard's valid mean, conflicting
+    re-judgments held out). A variant, judge or subset the rows do not have is an
+    :class:`InputError` naming ``source`` and the line.
+    """
+    known = cell_rows(rows)
+    variants = set(known["variant"].drop_nulls().to_list())
+    judges = set(known["judge"].drop_nulls().to_list())
+    fields = [c for c in published_df.columns if c not in ("line", "variant", "judge", "subset")]
+    for f in fields:
+        if f not in cfg.score_names:
+            raise InputError(source, f"column '{f}' is not a rubric field; the config's fields are "
+                             f"{', '.join(cfg.score_names)}")
+    out: list[dict[str, Any]] = []
+    for rec in published_df.iter_rows(named=True):
+        line = rec.get("line")
+        variant, judge, subset = rec["variant"], rec.get("judge"), rec.get("subset")
+        if variant not in variants:
+            raise InputError(source, f"variant {variant!r} has no rows in the inputs", line=line,
+                             field="variant")
+        if judge is not None and judge not in judges:
+            raise InputError(source, f"judge {judge!r} has no rows in the inputs", line=line,
+                             field="judge")
+        if subset is not None and subset not in cfg.subsets:
+            raise InputError(source, f"subset {subset!r} is not defined in the config "
+                             f"(defined: {', '.join(sorted(cfg.subsets)) or 'none'})", line=line,
+                             field="subset")
+        for f in fields:
+            printed = rec[f]
+            if printed is None:
+                continue
+            values = _rule_fractions(rows, cfg, variant, judge, subset, f)
+            target = Fraction(Decimal(printed))
+            reproduced = sorted(r for r, v in values.items() if printed_matches(v, printed))
+            dist = {r: abs(float(v - target)) for r, v in values.items() if v is not None}
+            pool = reproduced or [r for r in RULES if r in dist]
+            nearest = min(pool, key=lambda r: (dist[r], RULES.index(r))) if pool else None
+            scope = cell_rows(rows).filter(_scope(rows, cfg, variant, judge, subset))
+            vm = scope[f].drop_nulls()
+            out.append({
+                "variant": variant, "judge": judge, "subset": subset, "field": f,
+                "published": float(target), "decimals": _decimals(printed),
+                "reproduced_by": reproduced,
+                "nearest_rule": nearest,
+                "nearest_value": None if nearest is None else float(values[nearest]),  # type: ignore[arg-type]
+                "distance": None if nearest is None else dist[nearest],
+                "valid_mean": float(vm.mean()) if vm.len() else None,  # type: ignore[arg-type]
+            })
+    return out
+
+
+def _category(rec: dict[str, Any]) -> str:
+    by = set(rec["reproduced_by"])
+    if not by:
+        return "none"
+    zero, valid = bool(by & set(ZERO_RULES)), bool(by & set(VALID_RULES))
+    if zero and valid:
+        return "all"
+    if zero:
+        return "zero"
+    if "valid_mean" in by:
+        return "valid"
+    if "item_mean" in by:
+        return "item"
+    if "min_filled" in by:
+        return "min"
+    return "sentinel_dropped" if "drop_sentinels_only" in by else "sentinel_kept"
+
+
+_PHRASES = {
+    "zero": "only when missing scores count as 0",
+    "valid": "from the valid scores (missing scores dropped)",
+    "item": "only as a mean of per-item judge averages",
+    "min": "only when missing scores count as the rubric minimum",
+    "sentinel_dropped": ("only when every number read is averaged except the sentinels "
+                         "(out-of-range scores kept: a harness rule such as FastChat's)"),
+    "sentinel_kept": "only when every number read is averaged, sentinels such as -1 included",
+    "all": "under valid_mean and zero_filled alike (no missing scores to tell them apart)",
+    "none": "under no rule",
+}
+
+
+def published_summary(checks: list[dict[str, Any]]) -> str:
+    """One sentence: how many published cells each kind of rule reproduces.
+
+    ``10 of 10 published cells reproduce only when missing scores count as 0``; cells no rule
+    reproduces are named with their nearest rule, its value and its distance.
+    """
+    total = len(checks)
+    if not total:
+        return "no published cells to check"
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for rec in checks:
+        groups.setdefault(_category(rec), []).append(rec)
+    parts: list[str] = []
+    for cat in ("zero", "valid", "item", "min", "sentinel_dropped", "sentinel_kept", "all",
+                "none"):
+        recs = groups.get(cat)
+        if not recs:
+            continue
+        n = len(recs)
+        if not parts:
+            subject = f"{n} of {total} published {'cell' if total == 1 else 'cells'}"
+        else:
+            subject = f"{n} {'cell' if n == 1 else 'cells'}"
+        text = f"{subject} {'reproduces' if n == 1 else 'reproduce'} {_PHRASES[cat]}"
+        if cat == "none":
+            near = []
+            for r in recs:
+                label = _cell_label(r["variant"], r["judge"], r["subset"], r["field"])
+                if r["nearest_rule"] is None:
+                    near.append(f"{label} has no rows")
+                else:
+                    nd = r["decimals"] + 2
+                    near.append(f"{label} {_num(r['published'], r['decimals'])}: "
+                                f"{r['nearest_rule']} {_num(r['nearest_value'], nd)} "
+                                f"(distance {_num(r['distance'], nd)})")
+            text += "; nearest: " + ", ".join(near)
+        parts.append(text)
+    return "; ".join(parts)
+
+
+# --------------------------------------------------------------------------- claims
+
+
+def _num(x: float | None, nd: int = 2) -> str:
+    if x is None:
+        return "-"
+    text = f"{x:.{nd}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def _claimed_text(x: float) -> str:
+    """A claimed value as printed: two decimals unless it carries more."""
+    d = _decimals(repr(float(x))) if "e" not in repr(float(x)) else 6
+    return _num(x, max(2, d))
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "p undefined"
+    return "Fisher p<0.001" if p < 0.001 else f"Fisher p={p:.2g}"
+
+
+def _side(rows: pl.DataFrame, cfg: Config, variant: str, claim: dict[str, Any],
+          fld: str) -> dict[str, Any]:
+    cell = cell_rows(rows).filter(_scope(rows, cfg, variant, claim["judge"], claim["subset"]))
+    valid = cell.filter(pl.col(fld).is_not_null())
+    summ = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(), cell.height, cfg)
+    return {"summary": summ, "judges": sorted(set(cell["judge"].drop_nulls().to_list()))}
+
+
+def _claim_error(claim: dict[str, Any], reason: str) -> InputError:
+    where = f"item {claim.get('index', '?')} ({claim['name']!r})"
+    return InputError(str(claim.get("source", "claims")), f"{where}: {reason}")
+
+
+def _validate_claim(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any]) -> str:
+    fld = claim.get("field") or cfg.headline
+    if fld not in cfg.score_names:
+        raise _claim_error(claim, f"field {fld!r} is not a rubric field; the config's fields are "
+                           f"{', '.join(cfg.score_names)}")
+    if claim.get("subset") is not None and claim["subset"] not in cfg.subsets:
+        raise _claim_error(claim, f"subset {claim['subset']!r} is not defined in the config "
+                           f"(defined: {', '.join(sorted(cfg.subsets)) or 'none'})")
+    known = cell_rows(rows)
+    variants = set(known["variant"].drop_nulls().to_list())
+    for side in ("a", "b"):
+        if claim[side] not in variants:
+            raise _claim_error(claim, f"variant {claim[side]!r} ({side}) has no rows in the inputs")
+    judges = set(known["judge"].drop_nulls().to_list())
+    if claim.get("judge") is not None and claim["judge"] not in judges:
+        raise _claim_error(claim, f"judge {claim['judge']!r} has no rows in the inputs")
+    return fld
+
+
+def _zero_reproduces(za: Fraction | None, zb: Fraction | None, claimed: float) -> str | None:
+    """How the zero-filled means reproduce the claim (a note), or None when they do not.
+
+    Tried at the claim's printed decimals and at 2: the exact difference rounded, then the
+    difference of the two means each rounded first (a claim read off a printed card).
+    """
+    if za is None or zb is None:
+        return None
+    text = repr(float(claimed))
+    if "e" in text:
+        return None
+    target = Decimal(text)
+    d0 = _decimals(text)
+    for d in range(d0, max(d0, 2) + 1):
+        if target in rounded(za - zb, d):
+            return f"the zero-filled difference {_num(float(za - zb), d)} reproduces the claim"
+        for x in sorted(rounded(za, d)):
+            for y in sorted(rounded(zb, d)):
+                if x - y == target:
+                    return (f"the zero-filled means reproduce the claim as printed: "
+                            f"{x} - {y} = {_claimed_text(claimed)}")
+    return None
+
+
+def _verdict(claimed: float, lo: float | None, hi: float | None, status_a: str, status_b: str,
+             reasons_gate: list[str]) -> tuple[str, str]:
+    if lo is None or hi is None:
+        interval = "no interval (fewer than 2 scenarios)"
+    elif lo <= 0 <= hi:
+        interval = "the interval contains 0"
+    elif (lo > 0) == (claimed > 0) and claimed != 0:
+        interval = "the interval excludes 0"
+    else:
+        interval = "the interval excludes 0 with the opposite sign"
+    if status_a != STATUS_MEASURED or status_b != STATUS_MEASURED:
+        return "insufficient", "; ".join([*reasons_gate, interval])
+    if lo is None or hi is None:
+        return "insufficient", interval
+    if lo <= 0 <= hi:
+        return "tie", interval
+    if claimed == 0:
+        return "reverses", "the claim is 0 but the interval excludes 0"
+    sign = 1.0 if claimed > 0 else -1.0
+    if (lo > 0) != (sign > 0):
+        return "reverses", interval
+    far = hi if sign > 0 else lo
+    c = _claimed_text(claimed)
+    side = "above" if sign > 0 else "below"
+    if sign * claimed > sign * far:
+        return "shrinks", (f"the interval excludes 0 with the claim's sign, but the claimed {c} "
+                           f"is {side} it")
+    near = lo if sign > 0 else hi
+    if sign * claimed >= sign * near:
+        return "holds", ("the interval excludes 0 with the claim's sign and contains the "
+                         f"claimed {c}")
+    return "holds", (f"the interval excludes 0 with the claim's sign; the claimed {c} is nearer 0 "
+                     "than all of it")
+
+
+def _gate_reasons(summ: dict[str, Any], cfg: Config, fld: str) -> list[str]:
+    if summ["status"] == STATUS_MEASURED:
+        return []
+    if summ["valid_n"] == 0:
+        return [f"no valid {fld} in {summ['rows']} rows"]
+    out = []
+    if summ["valid_n"] < cfg.min_valid_n:
+        out.append(f"{summ['valid_n']} valid < {cfg.min_valid_n} preregistered")
+    if summ["clusters"] < cfg.min_clusters:
+        out.append(f"{summ['clusters']} scenarios < {cfg.min_clusters} preregistered")
+    return out
+
+
+def _judge_confound(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld: str,
+                    ja: list[str], jb: list[str]) -> tuple[bool, str | None]:
+    """Different judge sets on the two sides whose own missing rates differ (Fisher exact)."""
+    if set(ja) == set(jb) or not ja or not jb:
+        return False, None
+    shared = set(ja) & set(jb)
+    g1 = (set(ja) - set(jb)) or shared
+    g2 = (set(jb) - set(ja)) or shared
+    scope = cell_rows(rows).filter(subset_filter(cfg, claim["subset"]))
+
+    def rate(group: set[str]) -> tuple[int, int]:
+        g = scope.filter(pl.col("judge").is_in(sorted(group)))
+        return g.height - g.filter(pl.col(fld).is_not_null()).height, g.height
+
+    m1, n1 = rate(g1)
+    m2, n2 = rate(g2)
+    p = stats.fisher_exact_2x2(m1, n1, m2, n2) if n1 and n2 else None
+    if p is None or p >= cfg.alpha:
+        return False, None
+    note = (f"different judges: a scored by {', '.join(ja)}, b by {', '.join(jb)}; "
+            f"{', '.join(sorted(g1))} {'leaves' if len(g1) == 1 else 'leave'} {_pct(m1 / n1)} of "
+            f"{'its' if len(g1) == 1 else 'their'} rows without a valid {fld} vs {_pct(m2 / n2)} "
+            f"for {', '.join(sorted(g2))} ({_p(p)})")
+    return True, note
+
+
+def check_claims(rows: pl.DataFrame, cfg: Config,
+                 claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Recompute every claimed difference ``a - b`` on the valid rows and give a verdict.
+
+    Per claim: ``recomputed`` with ``ci_low``/``ci_high`` (difference of valid means, clustered
+    t interval: :func:`workbench.paired.contrast_record`), ``paired`` with its interval (matched
+    units), ``zero_filled`` (difference of the sides' zero-filled means, rows as read),
+    ``valid_n_*``/``rows_*``/``status_*``/``missing_rate_*`` per side, ``bound_low``/
+    ``bound_high`` (every missing row of a and of b anywhere in the rubric range: lowest and
+    highest possible a - b), ``fisher_p`` (the sides' missing rates), ``confounded`` and
+    ``verdict``:
+
+    * ``insufficient``: either side is not ``measured`` (or no interval exists);
+    * ``tie``: the interval contains 0;
+    * ``reverses``: the interval excludes 0 with the opposite sign (or the claim is 0);
+    * ``shrinks``: same sign, but the claim is further from 0 than the whole interval;
+    * ``holds``: same sign, the claim inside the interval or nearer 0 than all of it.
+
+    ``notes`` are short sentences; ``notes[0]`` is always the reason for the verdict (what
+    :func:`claim_line` prints in parentheses).
+    """
+    out = []
+    for i, claim in enumerate(claims):
+        claim = {"subset": None, "judge": None, "field": None, **claim}
+        fld = _validate_claim(rows, cfg, claim)
+        a, b, claimed = claim["a"], claim["b"], float(claim["claimed"])
+        rec = paired.contrast_record(rows, cfg, a, b, fld, claim["subset"], claim["judge"],
+                                     seed_offset=9000 + i)
+        sa, sb = _side(rows, cfg, a, claim, fld), _side(rows, cfg, b, claim, fld)
+        ca, cb = sa["summary"], sb["summary"]
+        za = _rule_fractions(rows, cfg, a, claim["judge"], claim["subset"], fld)["zero_filled"]
+        zb = _rule_fractions(rows, cfg, b, claim["judge"], claim["subset"], fld)["zero_filled"]
+        zero = None if za is None or zb is None else float(za - zb)
+        lo_b = hi_b = None
+        if ca["rows"] and cb["rows"]:
+            lo_b = ca["lower_bound"] - cb["upper_bound"]
+            hi_b = ca["upper_bound"] - cb["lower_bound"]
+        miss_a, miss_b = ca["rows"] - ca["valid_n"], cb["rows"] - cb["valid_n"]
+        rate_a = miss_a / ca["rows"] if ca["rows"] else None
+        rate_b = miss_b / cb["rows"] if cb["rows"] else None
+        fisher = (stats.fisher_exact_2x2(miss_a, ca["rows"], miss_b, cb["rows"])
+                  if ca["rows"] and cb["rows"] else None)
+        gate = _gate_reasons(ca, cfg, fld) + _gate_reasons(cb, cfg, fld)
+        verdict, why = _verdict(claimed, rec["ci_low"], rec["ci_high"], ca["status"], cb["status"],
+                                gate)
+        notes = [why]
+        for side, c, m in (("a", ca, miss_a), ("b", cb, miss_b)):
+            if m:
+                notes.append(f"{side}: {m} of {c['rows']} rows have no valid {fld}")
+        if zero is not None:
+            how = _zero_reproduces(za, zb, claimed)
+            notes.append(how or f"the zero-filled difference {_num(zero)} does not reproduce "
+                         "the claim either")
+        if lo_b is not None and (miss_a or miss_b):
+            lo_v, hi_v = (f"{x:g}" for x in cfg.value_range)
+            flip = "the sign can flip" if lo_b <= 0 <= hi_b else "the sign cannot flip"
+            notes.append(f"with the missing rows anywhere in {lo_v}..{hi_v} the difference "
+                         f"lies in [{_num(lo_b)}, {_num(hi_b)}]: {flip}")
+        side_flag = fisher is not None and fisher < cfg.alpha
+        if side_flag:
+            notes.append(f"missing rates differ: {_pct(rate_a)} vs {_pct(rate_b)} ({_p(fisher)})")
+        judge_flag, judge_note = _judge_confound(rows, cfg, claim, fld, sa["judges"], sb["judges"])
+        if judge_note:
+            notes.append(judge_note)
+        if rec["paired_diff"] is not None:
+            unit = "matched rows" if rec["paired_unit"] == "row" else "matched scenario means"
+            ci = ("" if rec["paired_ci_low"] is None
+                  else f" [{_num(rec['paired_ci_low'])}, {_num(rec['paired_ci_high'])}]")
+            notes.append(f"paired on {rec['matched']} {unit}: {_num(rec['paired_diff'])}{ci}")
+        out.append({
+            "name": claim["name"], "field": fld, "subset": claim["subset"], "judge": claim["judge"],
+            "a": a, "b": b, "claimed": claimed,
+            "recomputed": rec["diff"], "ci_low": rec["ci_low"], "ci_high": rec["ci_high"],
+            "paired": rec["paired_diff"], "paired_ci_low": rec["paired_ci_low"],
+            "paired_ci_high": rec["paired_ci_high"],
+            "zero_filled": zero,
+            "valid_n_a": ca["valid_n"], "rows_a": ca["rows"], "valid_n_b": cb["valid_n"],
+            "rows_b": cb["rows"], "status_a": ca["status"], "status_b": cb["status"],
+            "missing_rate_a": rate_a, "missing_rate_b": rate_b,
+            "bound_low": lo_b, "bound_high": hi_b, "fisher_p": fisher,
+            "verdict": verdict, "confounded": bool(side_flag or judge_flag), "notes": notes,
+        })
+    return out
+
+
+def claim_line(claim: dict[str, Any]) -> str:
+    """One line per claim, as the reviewer command prints it::
+
+        NAME: claimed 3.25 -> recomputed -0.12 [-0.61, 0.38] (8/16 vs 16/18 valid): VERDICT (why)
+
+    ``8/16 vs 16/18`` is valid/rows of a, then of b; ``why`` is ``notes[0]``.
+    """
+    ci = ("[no interval]" if claim["ci_low"] is None
+          else f"[{_num(claim['ci_low'])}, {_num(claim['ci_high'])}]")
+    why = claim["notes"][0] if claim.get("notes") else ""
+    return (f"{claim['name']}: claimed {_claimed_text(claim['claimed'])} -> recomputed "
+            f"{_num(claim['recomputed'])} {ci} ({claim['valid_n_a']}/{claim['rows_a']} vs "
+            f"{claim['valid_n_b']}/{claim['rows_b']} valid): {claim['verdict'].upper()}"
+            + (f" ({why})" if why else ""))
+
+
+# --------------------------------------------------------------------------- frames
+
+PUBLISHED_SCHEMA: dict[str, Any] = {
+    "variant": pl.String, "judge": pl.String, "subset": pl.String, "field": pl.String,
+    "published": pl.Float64, "decimals": pl.Int64, "reproduced_by": pl.List(pl.String),
+    "nearest_rule": pl.String, "nearest_value": pl.Float64, "distance": pl.Float64,
+    "valid_mean": pl.Float64,
+}
+
+CLAIMS_SCHEMA: dict[str, Any] = {
+    "name": pl.String, "field": pl.String, "subset": pl.String, "judge": pl.String,
+    "a": pl.String, "b": pl.String, "claimed": pl.Float64, "recomputed": pl.Float64,
+    "ci_low": pl.Float64, "ci_high": pl.Float64, "paired": pl.Float64,
+    "paired_ci_low": pl.Float64, "paired_ci_high": pl.Float64, "zero_filled": pl.Float64,
+    "valid_n_a": pl.Int64, "rows_a": pl.Int64, "valid_n_b": pl.Int64, "rows_b": pl.Int64,
+    "status_a": pl.String, "status_b": pl.String, "missing_rate_a": pl.Float64,
+    "missing_rate_b": pl.Float64, "bound_low": pl.Float64, "bound_high": pl.Float64,
+    "fisher_p": pl.Float64, "verdict": pl.String, "confounded": pl.Boolean,
+    "notes": pl.List(pl.String),
+}
+
+
+def published_frame(checks: list[dict[str, Any]]) -> pl.DataFrame:
+    """:func:`published_check` records as a polars frame (fixed schema, also when empty)."""
+    return pl.DataFrame(checks, schema=PUBLISHED_SCHEMA)
+
+
+def claims_frame(claims: list[dict[str, Any]]) -> pl.DataFrame:
+    """:func:`check_claims` records as a polars frame (fixed schema, also when empty)."""
+    return pl.DataFrame(claims, schema=CLAIMS_SCHEMA)
+
+
+__all__ = [
+    "RULES", "VERDICTS", "read_published", "read_claims", "aggregation_rules", "rounded",
+    "printed_matches", "published_check", "published_summary", "check_claims", "claim_line",
+    "published_frame", "claims_frame",
+]

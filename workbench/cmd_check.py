@@ -1,0 +1,100 @@
+"""``workbench check``: the reviewer command. One screen, one exit code.
+
+Each claim as one line (:func:`workbench.check.claim_line`) with its notes, then the published
+scorecard forensics (summary sentence and a compact table). Exit 0 when every claim
+``holds``, 1 otherwise, 2 on bad input (raised as :class:`WorkbenchError`; ``cli.main`` prints
+one line). ``--out DIR`` also writes ``results.json`` and ``rows.parquet``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from . import check, cli, pipeline, terminal
+from .errors import WorkbenchError
+
+
+def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def claims_text(claims: list[dict[str, Any]], confidence: float = 0.95) -> str:
+    """Each claim line, its notes indented beneath, and a tally of the verdicts."""
+    out = [f"claims: a - b of valid means with its {100 * confidence:g}% clustered interval "
+           "(valid/rows of a vs b)"]
+    for c in claims:
+        out.append(check.claim_line(c))
+        out.extend(f"    - {n}" for n in c["notes"][1:])
+    tally = Counter(c["verdict"] for c in claims)
+    held = tally.get("holds", 0)
+    parts = [f"{tally[v]} {v}" for v in check.VERDICTS if tally.get(v)]
+    confounded = sum(bool(c["confounded"]) for c in claims)
+    tail = f"; {confounded} confounded by missingness" if confounded else ""
+    out.append(f"{held} of {len(claims)} {'claim' if len(claims) == 1 else 'claims'} "
+               f"{'holds' if held == 1 else 'hold'} ({', '.join(parts)}){tail}")
+    return "\n".join(out)
+
+
+def published_text(checks: list[dict[str, Any]], summary: str) -> str:
+    """The forensics summary and a compact table of published vs recomputed values."""
+    rows = []
+    for r in checks:
+        cell = r["variant"] + (f"/{r['judge']}" if r["judge"] else "") + (
+            f" [{r['subset']}]" if r["subset"] else "")
+        nd = r["decimals"]
+        if r["reproduced_by"]:
+            how = ", ".join(r["reproduced_by"])
+        elif r["nearest_rule"] is None:
+            how = "none (no rows)"
+        else:
+            how = (f"none; nearest {r['nearest_rule']} {r['nearest_value']:.{nd + 2}f} "
+                   f"(distance {r['distance']:.{nd + 2}f})")
+        valid = "-" if r["valid_mean"] is None else f"{r['valid_mean']:.{max(nd, 2)}f}"
+        rows.append([cell, r["field"], f"{r['published']:.{nd}f}", valid, how])
+    head = ["published cell", "field", "published", "valid mean", "reproduced by"]
+    return "\n".join([f"published scorecard: {summary}", _table(head, rows, {2, 3})])
+
+
+def screen(analysis: Any) -> str:
+    """The whole ``check`` screen for a finished :class:`~workbench.pipeline.Analysis`."""
+    doc = analysis.doc
+    blocks = [terminal.ledger_text(doc)]
+    if doc.get("claims") is not None:
+        blocks.append(claims_text(doc["claims"], analysis.config.confidence))
+    if doc.get("published_check") is not None:
+        blocks.append(published_text(doc["published_check"], doc["published_summary"]))
+    return "\n\n".join(blocks)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``workbench check``; returns the exit code (0 all claims hold, 1 otherwise)."""
+    if getattr(args, "claims", None) is None:
+        raise WorkbenchError("check needs --claims FILE (a YAML list of {name, field, subset, "
+                             "judge, a, b, claimed})")
+    cfg = cli._config(args)
+    cli._check_files(args)
+    # Read both files before the rows: a typo in a claim fails in a second, not after ingest.
+    check.read_claims(args.claims)
+    if args.published is not None:
+        check.read_published(args.published, cfg)
+    progress = terminal.progress_bar("ingest", enabled=not args.quiet)
+    analysis = pipeline.run(args.inputs, cfg, plan=args.plan, published=args.published,
+                            claims=args.claims, progress=progress)
+    progress(None)
+    if not args.quiet:
+        print(screen(analysis))
+    if getattr(args, "out", None):
+        paths = cli.write_outputs(analysis, Path(args.out), argv=sys.argv)
+        print(f"wrote {paths['results']} and {paths['rows']}")
+    claims = analysis.doc["claims"]
+    return cli.EXIT_OK if all(c["verdict"] == "holds" for c in claims) else cli.EXIT_GATE
