@@ -12,6 +12,7 @@ effect the data could ever have shown.
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,23 @@ def judge_pairs(rows: pl.DataFrame, cfg: Config, judge_a: str, judge_b: str,
     return a.join(b, on=ITEM, how="inner").with_columns((pl.col("a") - pl.col("b")).alias("diff")).sort(ITEM)
 
 
+def _kappa_labels(a: np.ndarray, b: np.ndarray, cfg: Config) -> np.ndarray | None:
+    """The category scale for weighted kappa: every integer of the value range.
+
+    Quadratic weights are (i - j)^2 over category positions; with only the observed
+    values as categories, a scale gap (judges using 3 and 7 but nothing between) would
+    count as one step. When every value is an integer the whole integer range of the
+    rubric is the scale, so the weight is the squared score difference; otherwise (half
+    points, averaged scores) the observed values are the categories.
+    """
+    both = np.concatenate([a, b])
+    if both.size == 0 or not np.all(both == np.round(both)):
+        return None
+    lo, hi = cfg.value_range
+    lo, hi = min(math.floor(lo), both.min()), max(math.ceil(hi), both.max())
+    return np.arange(lo, hi + 1, dtype=float)
+
+
 def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: str | None,
                    subset: str | None, seed_offset: int) -> dict[str, Any]:
     fld = cfg.headline
@@ -65,7 +83,7 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
         "wilcoxon_p": ps.wilcoxon_p, "diff_counts": ps.diff_counts,
         "exact_agreement": stats.exact_agreement(a, b) if ps.n else None,
         "within_one": stats.within_one(a, b) if ps.n else None,
-        "kappa_quadratic": stats.kappa_quadratic(a, b) if ps.n else None,
+        "kappa_quadratic": stats.kappa_quadratic(a, b, _kappa_labels(a, b, cfg)) if ps.n else None,
         "krippendorff_alpha": stats.krippendorff_alpha(a, b) if ps.n else None,
         "spearman": stats.spearman(a, b) if ps.n else None,
     }
@@ -119,6 +137,42 @@ def matched_units(rows: pl.DataFrame, a: str, b: str, field: str) -> tuple[pl.Da
     return m.with_columns((pl.col("a") - pl.col("b")).alias("diff")).sort("scenario"), "scenario_mean"
 
 
+def _power_inputs(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray,
+                  m: pl.DataFrame, unit: str) -> dict[str, Any]:
+    """What the sample-size formula needs: sd, pairing correlation, design effect.
+
+    ``sd`` is the pooled within-variant SD of the valid values, sqrt((SS_a + SS_b) /
+    (n_a + n_b - 2)). The plan is paired when matched rows exist and their Pearson
+    correlation is positive: then ``rho`` is that correlation and ``deff`` the design
+    effect of the matched differences within scenario (a scenario effect both variants
+    share cancels in a difference; counting it again through the ICC of the values would
+    inflate n). Otherwise the plan is unpaired: ``rho`` = 0 and ``deff`` the design effect of
+    the values centred on their variant means (the variant effect is not clustering).
+    """
+    out: dict[str, Any] = {"sd": None, "rho": 0.0, "deff": None, "paired": False,
+                           "rho_pearson": None, "rho_spearman": None}
+    if xa.size == 0 or xb.size == 0:
+        return out
+    if xa.size + xb.size > 2:
+        ss = float(np.sum((xa - xa.mean()) ** 2) + np.sum((xb - xb.mean()) ** 2))
+        out["sd"] = math.sqrt(ss / (xa.size + xb.size - 2))
+    ma, mb = m["a"].to_numpy(), m["b"].to_numpy()
+    if m.height >= 3:
+        out["rho_spearman"] = stats.spearman(ma, mb)
+        if np.std(ma) > 0 and np.std(mb) > 0:
+            out["rho_pearson"] = float(np.corrcoef(ma, mb)[0, 1])
+    if unit == "row" and out["rho_pearson"] is not None and out["rho_pearson"] > 0:
+        values, clusters = m["diff"].to_numpy(), m["scenario"].to_numpy()
+        out["rho"], out["paired"] = out["rho_pearson"], True
+    else:
+        values = np.concatenate([xa - xa.mean(), xb - xb.mean()])
+        clusters = np.concatenate([ca, cb])
+    icc = stats.icc_oneway(values, clusters)
+    sizes = np.unique(clusters, return_counts=True)[1]
+    out["deff"] = stats.design_effect(icc, sizes) if icc is not None else None
+    return out
+
+
 def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str | None = None,
                     subset: str | None = None, judge: str | None = None,
                     seed_offset: int = 0) -> dict[str, Any]:
@@ -141,17 +195,12 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
         ka, kb = ca != s, cb != s
         if ka.any() and kb.any():
             loo.append(float(xa[ka].mean() - xb[kb].mean()))
-    # power: observed SD of valid values, pairing correlation on matched units, design effect
-    sd = float(np.std(np.concatenate([xa - xa.mean(), xb - xb.mean()]), ddof=2)) if xa.size + xb.size > 2 and xa.size and xb.size else None
-    rho = stats.spearman(m["a"].to_numpy(), m["b"].to_numpy()) if m.height >= 3 else None
-    rho_p = None
-    if m.height >= 3 and np.std(m["a"].to_numpy()) > 0 and np.std(m["b"].to_numpy()) > 0:
-        rho_p = float(np.corrcoef(m["a"].to_numpy(), m["b"].to_numpy())[0, 1])
-    icc = stats.icc_oneway(np.concatenate([xa, xb]), np.concatenate([ca, cb])) if xa.size and xb.size else None
-    sizes = np.unique(np.concatenate([ca, cb]), return_counts=True)[1] if xa.size and xb.size else np.array([])
-    deff = stats.design_effect(icc, sizes) if icc is not None else None
-    n_need = stats.n_needed(sd, cfg.target_effect, cfg.alpha, cfg.power, rho=max(rho_p or 0.0, 0.0),
-                            design_effect=max(deff or 1.0, 1.0)) if sd is not None else None
+    power = _power_inputs(xa, ca, xb, cb, m, unit)
+    n_need = (stats.n_needed(power["sd"], cfg.target_effect, cfg.alpha, cfg.power, rho=power["rho"],
+                             design_effect=max(power["deff"] or 1.0, 1.0), paired=power["paired"])
+              if power["sd"] is not None else None)
+    key = ["scenario", "trial", "judge"] if unit == "row" else ["scenario"]
+    matched_keys = m.select(key)
     return {
         "a": a, "b": b, "field": fld, "subset": subset, "judge": judge,
         "mean_a": float(xa.mean()) if xa.size else None, "valid_n_a": int(xa.size),
@@ -162,11 +211,11 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
         "paired_ci_high": ps.ci_high_clustered if ps.ci_high_clustered is not None else ps.ci_high,
         "paired_ci_method": "cluster_t" if ps.ci_low_clustered is not None else ("paired_t" if ps.ci_low is not None else None),
         "matched": ps.n,
-        "unmatched_a": int(va.height - (m.height if unit == "row" else va.filter(pl.col("scenario").is_in(m["scenario"].implode())).height)),
-        "unmatched_b": int(vb.height - (m.height if unit == "row" else vb.filter(pl.col("scenario").is_in(m["scenario"].implode())).height)),
+        "unmatched_a": va.select(key).unique().join(matched_keys, on=key, how="anti").height,
+        "unmatched_b": vb.select(key).unique().join(matched_keys, on=key, how="anti").height,
         "loo_min": min(loo) if loo else None, "loo_max": max(loo) if loo else None,
-        "pairing_correlation": rho_p, "pairing_spearman": rho,
-        "design_effect": deff, "sd": sd,
+        "pairing_correlation": power["rho_pearson"], "pairing_spearman": power["rho_spearman"],
+        "design_effect": power["deff"], "sd": power["sd"], "n_needed_paired": power["paired"],
         "mde": stats.mde(ds.se, ds.df, cfg.alpha, cfg.power) if ds.se is not None else None,
         "target_effect": cfg.target_effect, "n_needed": n_need,
     }
@@ -177,8 +226,11 @@ def contrasts(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
 
     ``p_holm``: Holm adjustment of the unpaired clustered p-values within each family
     (one family per subset). ``mde``: the difference this design would detect with
-    ``power`` at ``alpha`` given its observed clustered SE. ``n_needed``: valid n per side to
-    detect ``target_effect`` (normal approximation with pairing correlation and design effect).
+    ``power`` at ``alpha`` given its observed clustered SE (the SE behind ``p``). ``n_needed``:
+    valid n per side (pairs when ``n_needed_paired``) to detect ``target_effect`` (normal
+    approximation with pairing correlation and design effect, see :func:`_power_inputs`).
+    ``matched``/``unmatched_a``/``unmatched_b`` count units of ``paired_unit``: (scenario,
+    trial, judge) rows, or scenarios when no row has a partner.
     """
     pairs = _variant_pairs(rows, cfg)
     out = []

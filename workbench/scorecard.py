@@ -89,11 +89,17 @@ def summarize_cell(values: np.ndarray, clusters: np.ndarray, n_rows: int, cfg: C
 
 
 def _cells(rows: pl.DataFrame, cfg: Config, by: list[str], subset: str | None) -> list[dict[str, Any]]:
-    base = cell_rows(rows).filter(subset_filter(cfg, subset))
+    sel = subset_filter(cfg, subset)
+    base = cell_rows(rows).filter(sel)
+    # Cells are every keyed combination, planned ones included: a variant (or judge) whose
+    # planned judgments have no row at all still gets its cell (rows 0, not_measured), so
+    # the gate cannot pass by the cell's absence.
+    keyed = rows.filter(~pl.col("bucket").is_in(["blank", "malformed"])).filter(sel)
+    keys = [tuple(k) for k in keyed.select(by).unique().iter_rows()]
     out: list[dict[str, Any]] = []
     groups = base.partition_by(by, as_dict=True, maintain_order=True) if base.height else {}
-    for key in sorted(groups, key=lambda k: tuple(str(x) for x in k)):
-        g = groups[key]
+    for key in sorted(keys, key=lambda k: tuple(str(x) for x in k)):
+        g = groups.get(key, base.clear())
         labels = dict(zip(by, key, strict=True))
         for f_i, fld in enumerate(cfg.score_names):
             valid = g.filter(pl.col(fld).is_not_null())
@@ -178,7 +184,10 @@ def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
               "gate_threshold": pl.Float64, "gate_pass": pl.Boolean}
     if expr is None:
         return pl.DataFrame([], schema=schema)
-    base = cell_rows(rows).with_columns(expr.alias("__pass")).filter(pl.col("__pass").is_not_null())
+    # Conflicting repeats are held out everywhere; a pass field, unlike a score, is not
+    # nulled for them at ingest, so they are dropped here.
+    base = (cell_rows(rows).filter(pl.col("bucket") != "conflict").with_columns(expr.alias("__pass"))
+            .filter(pl.col("__pass").is_not_null()))
     out = []
     for subset in [None, *cfg.subsets]:
         sub = base.filter(subset_filter(cfg, subset))
