@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from . import stats
-from .config import Config
+from .config import KEY_FIELDS, Config
 from .ingest import BUCKETS
 
 CELL_BUCKETS: tuple[str, ...] = tuple(b for b in BUCKETS if b not in ("blank", "malformed")) + (
@@ -34,13 +34,18 @@ def _counts(rows: pl.DataFrame, by: list[str], cfg: Config) -> pl.DataFrame:
             (pl.col(f"{n}__status").is_in(["absent", "null", "sentinel"]) & not_dup).sum().alias(f"nulls__{n}")
             for n in cfg.score_names
         ],
+        # A key judged twice with different content is one judgment with no usable score,
+        # not one per row (a run appended twice must not inflate the judgments).
+        pl.concat_str(list(KEY_FIELDS), separator="\x1f").filter(pl.col("bucket") == "conflict")
+        .n_unique().alias("conflict_keys"),
     ]
     if by:
         out = in_cells.group_by(by).agg(aggs).sort(by)
     else:
         out = in_cells.select(aggs)
     return out.with_columns(
-        (pl.col("rows") - pl.col("duplicate") + pl.col("missing_planned")).alias("judgments")
+        (pl.col("rows") - pl.col("duplicate") - pl.col("conflict") + pl.col("conflict_keys")
+         + pl.col("missing_planned")).alias("judgments")
     ).with_columns((pl.col("judgments") - pl.col("valid")).alias("missing"))
 
 
@@ -62,8 +67,10 @@ def census(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     """One row per judge x variant: rows, bucket counts, missing rate with a Wilson interval.
 
     ``rows`` counts lines attributed to the cell (malformed lines are not attributed: their
-    keys cannot be trusted; they are in the ledger). ``judgments`` = rows - duplicate +
-    missing_planned; ``missing`` = judgments - valid; ``missing_rate`` = missing /
+    keys cannot be trusted; they are in the ledger). ``judgments`` = rows - duplicate -
+    conflict + conflicting keys + missing_planned (a key with conflicting rows is one
+    judgment without a usable score; ``conflict_keys`` counts them); ``missing`` = judgments -
+    valid; ``missing_rate`` = missing /
     judgments (null when there are no judgments). ``sentinel`` counts headline sentinels
     (they are inside ``partial``/``empty``); ``nulls__FIELD`` counts absent, null or
     sentinel values per rubric field.

@@ -293,7 +293,7 @@ def _rule_fractions(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | 
             acc += Fraction(repr(float(s))) / int(k) * int(m)
         out["item_mean"] = acc / items.height
     # Harness rules (see RULES): every finite number read, sentinels dropped or kept.
-    out["drop_sentinels_only"] = out["raw_numeric_mean"] = None
+    out.update(dict.fromkeys(HARNESS_RULES))
     if cfg.preference is None or field != cfg.headline:
         read = cell.filter(pl.col(f"{field}__raw").is_not_null())
         kept = read.filter(pl.col(f"{field}__status") != "sentinel")

@@ -128,7 +128,11 @@ def print_analysis(analysis: Any, file: Any = None) -> None:
     f = file or sys.stdout
     doc = analysis.doc
     blocks = [ledger_text(doc), malformed_text(doc), census_text(doc), scorecard_text(doc)]
-    extra = getattr(analysis, "text_blocks", None)
-    if extra:
-        blocks.extend(extra())
+    if doc.get("claims") is not None or doc.get("published_check") is not None:
+        from .cmd_check import claims_text, published_text
+
+        if doc.get("claims") is not None:
+            blocks.append(claims_text(doc["claims"], analysis.config.confidence))
+        if doc.get("published_check") is not None:
+            blocks.append(published_text(doc["published_check"], doc["published_summary"]))
     print("\n\n".join(b for b in blocks if b), file=f)
