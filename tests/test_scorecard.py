@@ -97,7 +97,7 @@ def naive_rows(lines: list[Any], scores: tuple[str, ...] = SCORES) -> list[dict[
 
     Blank and unparseable lines and lines with an unusable key are dropped; a key seen
     with identical content again is counted once; a key seen with different contents is a
-    conflict: every such line is a row with no valid value.
+    conflict: one row per conflicting key (one judgment), with no valid value.
     """
     parsed: list[tuple[tuple[str, ...], dict[str, Any], str]] = []
     for ln in lines:
@@ -128,8 +128,8 @@ def naive_rows(lines: list[Any], scores: tuple[str, ...] = SCORES) -> list[dict[
     out, seen = [], set()
     for key, obj, _ in parsed:
         conflict = len(contents[key]) > 1
-        if not conflict and key in seen:
-            continue  # identical repeat: counted once
+        if key in seen:
+            continue  # identical repeat counted once; a conflicting key is one scoreless row
         seen.add(key)
         row = dict(zip(KEYS, key, strict=True))
         row["values"] = {

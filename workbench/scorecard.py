@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from . import stats
-from .config import Config
+from .config import KEY_FIELDS, Config
 
 #: Rows that exist for a cell: every keyed line except repeats counted once, and no
 #: planned-but-absent judgments (those are a separate counterfactual, see headline check).
@@ -28,6 +28,13 @@ STATUS_MEASURED, STATUS_INSUFFICIENT, STATUS_NOT_MEASURED = "measured", "insuffi
 def cell_rows(rows: pl.DataFrame) -> pl.DataFrame:
     """The rows that exist for scorecard cells (see :data:`CELL_ROW_EXCLUDE`)."""
     return rows.filter(~pl.col("bucket").is_in(CELL_ROW_EXCLUDE))
+
+
+def cell_row_count(cell: pl.DataFrame) -> int:
+    """Rows that exist for a cell, counting a conflicting key once (one judgment, no score)."""
+    conflict = cell.filter(pl.col("bucket") == "conflict")
+    keys = conflict.select(KEY_FIELDS).unique().height if conflict.height else 0
+    return cell.height - conflict.height + keys
 
 
 def subset_filter(cfg: Config, subset: str | None) -> pl.Expr:
@@ -101,9 +108,10 @@ def _cells(rows: pl.DataFrame, cfg: Config, by: list[str], subset: str | None) -
     for key in sorted(keys, key=lambda k: tuple(str(x) for x in k)):
         g = groups.get(key, base.clear())
         labels = dict(zip(by, key, strict=True))
+        n_rows = cell_row_count(g)
         for f_i, fld in enumerate(cfg.score_names):
             valid = g.filter(pl.col(fld).is_not_null())
-            cell = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(), g.height, cfg,
+            cell = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(), n_rows, cfg,
                                   seed_offset=f_i)
             out.append({"variant": labels["variant"], "judge": labels.get("judge"), "subset": subset,
                         "field": fld, **cell})

@@ -63,7 +63,7 @@ def census_text(doc: dict[str, Any]) -> str:
               f"{_fmt(c['missing_rate_ci_high'] * 100, 0)}]") if rate is not None else "-"
         rows.append([str(c["judge"]), str(c["variant"]), str(c["judgments"]), str(c["valid"]),
                      str(c["partial"]), str(c["empty"]), str(c["missing_planned"]),
-                     str(c["non_numeric"] + c["out_of_range"] + c["invalid_number"] + c["conflict"]), ci])
+                     str(c["non_numeric"] + c["out_of_range"] + c["invalid_number"] + c["conflict_keys"]), ci])
     head = ["judge", "variant", "judgments", "valid", "partial", "empty", "no row", "other", "missing [95% CI]"]
     out = ["null census (headline score) per judge x variant", _table(head, rows, {2, 3, 4, 5, 6, 7})]
     for t in doc.get("missingness_tests", []):
