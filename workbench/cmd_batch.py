@@ -1,0 +1,305 @@
+"""``workbench batch MANIFEST.yaml --out DIR``: one report per manifest entry, in parallel.
+
+The manifest is a YAML list of entries (or a mapping with an ``entries`` list). Each entry
+has a ``name`` (the folder ``DIR/<name>/``), ``inputs`` (a path or a list) and any of
+``config``, ``preset``, ``plan``, ``published``, ``claims`` and ``params`` (a mapping of config
+keys to values; ``min_valid_n``, ``min_clusters``, ``seed`` and ``resamples`` become the
+matching flags). Relative paths are resolved against the manifest's folder.
+
+Every entry runs as its own ``workbench report`` process, so one bad input fails its entry
+and nothing else. ``DIR/index.html`` links every report with its status (ok, gate failed,
+or error with the error's line) and headline numbers. Exit 1 when any entry errored, else 0
+(a failed gate is a finding shown in the index, not a batch failure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from . import cli
+from .errors import WorkbenchError
+from .report import CSS, esc, num
+
+ENTRY_KEYS = {"name", "inputs", "config", "preset", "plan", "published", "claims", "params"}
+PATH_KEYS = ("config", "plan", "published", "claims")
+FLAG_PARAMS = {
+    "min_valid_n": "--min-valid-n",
+    "min_clusters": "--min-clusters",
+    "seed": "--seed",
+    "resamples": "--resamples",
+}
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass
+class Entry:
+    """One manifest entry, paths resolved."""
+
+    name: str
+    inputs: list[str]
+    options: dict[str, str] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def argv(self, out: Path) -> list[str]:
+        """The ``workbench report`` arguments for this entry."""
+        args = ["report", *self.inputs, "--out", str(out), "--quiet"]
+        for key, value in self.options.items():
+            args += [f"--{key}", value]
+        for key, value in self.params.items():
+            if key in FLAG_PARAMS:
+                args += [FLAG_PARAMS[key], str(value)]
+            else:
+                args += ["-p", key, json.dumps(value)]
+        return args
+
+
+@dataclass
+class Outcome:
+    """What one entry's run produced."""
+
+    entry: Entry
+    status: str  # ok | gate failed | error
+    code: int
+    error: str | None
+    seconds: float
+    headline: dict[str, Any] = field(default_factory=dict)
+
+
+def read_manifest(path: str | Path) -> list[Entry]:
+    """Parse and check a manifest; raises :class:`WorkbenchError` naming the entry and key."""
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise WorkbenchError(f"{p}: manifest not found")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise WorkbenchError(f"{p}: not valid YAML: {exc}") from exc
+    if isinstance(data, Mapping):
+        data = data.get("entries")
+    if not isinstance(data, list) or not data:
+        raise WorkbenchError(
+            f"{p}: expected a non-empty list of entries (or a mapping with 'entries:')"
+        )
+    base = p.parent
+    entries: list[Entry] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(data, start=1):
+        where = f"{p}: entry {i}"
+        if not isinstance(raw, Mapping):
+            raise WorkbenchError(f"{where}: expected a mapping with name and inputs")
+        unknown = set(raw) - ENTRY_KEYS
+        if unknown:
+            raise WorkbenchError(
+                f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
+                f"allowed: {', '.join(sorted(ENTRY_KEYS))}"
+            )
+        name = raw.get("name")
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise WorkbenchError(
+                f"{where}: 'name' must be a folder name (letters, digits, . _ -), got {name!r}"
+            )
+        if name in seen:
+            raise WorkbenchError(f"{where}: duplicate name {name!r}")
+        seen.add(name)
+        inputs = raw.get("inputs")
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        if (
+            not isinstance(inputs, list)
+            or not inputs
+            or not all(isinstance(x, str) for x in inputs)
+        ):
+            raise WorkbenchError(f"{where} ({name}): 'inputs' must be a path or a list of paths")
+        options: dict[str, str] = {}
+        for key in (*PATH_KEYS, "preset"):
+            value = raw.get(key)
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                raise WorkbenchError(f"{where} ({name}): '{key}' must be a string")
+            options[key] = (
+                value
+                if key == "preset" or (key == "plan" and value == "complete")
+                else str(_resolve(base, value))
+            )
+        params = raw.get("params") or {}
+        if not isinstance(params, Mapping):
+            raise WorkbenchError(
+                f"{where} ({name}): 'params' must be a mapping of config keys to values"
+            )
+        entries.append(
+            Entry(
+                name=name,
+                inputs=[str(_resolve(base, x)) for x in inputs],
+                options=options,
+                params=dict(params),
+            )
+        )
+    return entries
+
+
+def _resolve(base: Path, value: str) -> Path:
+    path = Path(value)
+    return path if path.is_absolute() else base / path
+
+
+def headline_numbers(results_path: Path) -> dict[str, Any]:
+    """From a results.json: the pooled headline cells' range, valid/rows totals, claim verdicts."""
+    try:
+        doc = json.loads(results_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    hl = doc.get("config", {}).get("headline", "overall")
+    cells = [
+        c
+        for c in doc.get("scorecard", [])
+        if c.get("judge") is None and c.get("subset") is None and c.get("field") == hl
+    ]
+    means = [
+        c["mean"] for c in cells if c.get("mean") is not None and c.get("status") == "measured"
+    ]
+    out: dict[str, Any] = {
+        "field": hl,
+        "variants": len(cells),
+        "measured": len(means),
+        "low": min(means) if means else None,
+        "high": max(means) if means else None,
+        "valid": sum(c.get("valid_n") or 0 for c in cells),
+        "rows": sum(c.get("rows") or 0 for c in cells),
+        "lines": (doc.get("ledger") or {}).get("lines"),
+    }
+    claims = doc.get("claims")
+    if claims:
+        verdicts: dict[str, int] = {}
+        for c in claims:
+            verdicts[c["verdict"]] = verdicts.get(c["verdict"], 0) + 1
+        out["claims"] = verdicts
+    return out
+
+
+def _last_error(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if ln.startswith("workbench: error:"):
+            return ln[len("workbench: error:") :].strip()
+    return lines[-1] if lines else "failed with no message"
+
+
+def run_entry(entry: Entry, out_root: Path) -> Outcome:
+    """Run ``workbench report`` for one entry in its own process; never raises."""
+    out = out_root / entry.name
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    cmd = [sys.executable, "-m", "workbench.cli", *entry.argv(out)]
+    env = dict(os.environ)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    except OSError as exc:
+        return Outcome(entry, "error", -1, f"could not start: {exc}", time.monotonic() - t0)
+    (out / "report.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
+    seconds = time.monotonic() - t0
+    has_report = (out / "report.html").is_file()
+    if proc.returncode == cli.EXIT_OK and has_report:
+        status, error = "ok", None
+    elif proc.returncode == cli.EXIT_GATE and has_report:
+        status, error = "gate failed", None
+    else:
+        status, error = "error", _last_error(proc.stderr or proc.stdout)
+    head = headline_numbers(out / "results.json") if status != "error" else {}
+    return Outcome(entry, status, proc.returncode, error, seconds, head)
+
+
+def _headline_text(h: Mapping[str, Any]) -> str:
+    if not h:
+        return "-"
+    parts = []
+    if h.get("low") is not None:
+        rng = num(h["low"]) if h["low"] == h["high"] else f"{num(h['low'])} to {num(h['high'])}"
+        parts.append(f"{h['field']} {rng} ({h['measured']} of {h['variants']} variants measured)")
+    else:
+        parts.append(f"no measured {h['field']} cell ({h['variants']} variants)")
+    parts.append(f"valid {h['valid']}/{h['rows']} rows")
+    if h.get("claims"):
+        parts.append("claims: " + ", ".join(f"{n} {v}" for v, n in sorted(h["claims"].items())))
+    return "; ".join(parts)
+
+
+def index_html(outcomes: Sequence[Outcome], manifest: str) -> str:
+    """The batch index page: every entry, its status and headline numbers; all text escaped."""
+    kinds = {"ok": "good", "gate failed": "warn", "error": "bad"}
+    rows = []
+    for o in outcomes:
+        link = (
+            esc(o.entry.name)
+            if o.status == "error"
+            else f'<a href="{esc(quote(o.entry.name))}/report.html">{esc(o.entry.name)}</a>'
+        )
+        detail = esc(o.error) if o.error else esc(_headline_text(o.headline))
+        log = f' <a class="wb-dim" href="{esc(quote(o.entry.name))}/report.log">log</a>'
+        rows.append(
+            f'<tr><td>{link}</td><td><span class="wb-badge '
+            f'wb-{kinds[o.status]}">{esc(o.status)}</span></td>'
+            f'<td>{detail}</td><td class="num">{o.seconds:.0f}s{log}</td></tr>'
+        )
+    counts = {s: sum(1 for o in outcomes if o.status == s) for s in ("ok", "gate failed", "error")}
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1.0">'
+        f"<title>workbench batch: {esc(Path(manifest).name)}</title><style>{CSS}</style></head>"
+        '<body class="wb-body"><main class="wb-page"><div class="wb-kicker">workbench batch</div>'
+        f'<h1>{esc(Path(manifest).name)}</h1><p class="wb-sub">{len(outcomes)} reports: '
+        f"{esc(summary)}</p>"
+        '<div class="wb-table-wrap"><table '
+        'class="wb-table"><thead><tr><th>report</th><th>status</th>'
+        "<th>headline numbers / error</th><th "
+        f'class="num">time</th></tr></thead><tbody>{"".join(rows)}'
+        "</tbody></table></div></main></body></html>\n"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run every entry (``--jobs`` at a time), write ``index.html``; exit 1 if any entry errored."""
+    entries = read_manifest(args.manifest)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = max(1, int(args.jobs))
+    quiet = bool(getattr(args, "quiet", False))
+    bar = None
+    if not quiet and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(entries), desc="reports", unit=" report", file=sys.stderr)
+    done: dict[str, Outcome] = {}
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(run_entry, e, out): e for e in entries}
+        for fut in as_completed(futures):
+            o = fut.result()
+            done[o.entry.name] = o
+            line = f"{o.status:<11} {o.entry.name}" + (f": {o.error}" if o.error else "")
+            if bar is not None:
+                bar.write(line, file=sys.stderr)
+                bar.update(1)
+            elif not quiet:
+                print(f"[{len(done)}/{len(entries)}] {line}", file=sys.stderr, flush=True)
+    if bar is not None:
+        bar.close()
+    outcomes = [done[e.name] for e in entries]
+    index = out / "index.html"
+    index.write_text(index_html(outcomes, args.manifest), encoding="utf-8")
+    print(index)
+    return 1 if any(o.status == "error" for o in outcomes) else 0

@@ -1,0 +1,93 @@
+"""``workbench report``: analyze, then render the papermill report into ``--out``.
+
+Writes ``results.json``, ``rows.parquet`` and ``run.json`` exactly as ``analyze`` does (the same
+:func:`workbench.cli.write_outputs`), then executes the report notebook into ``report.ipynb``,
+exports ``report.html`` (code hidden, offline) and the figures into ``figures/``. The exit code
+is ``analyze``'s: the gate fails a report run too, but only after the report is written, so the
+reader can see why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from . import cli, report, terminal
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """The command as typed when this process is ``workbench report``; else the equivalent one."""
+    argv = sys.argv
+    if (
+        len(argv) > 1
+        and argv[1] == "report"
+        and Path(argv[0]).name in ("workbench", "cli.py", "__main__.py")
+    ):
+        return shlex.join(["workbench", *argv[1:]])
+    return report.command_for(parameters(args))
+
+
+def parameters(args: argparse.Namespace) -> dict[str, Any]:
+    """The notebook's parameters for these arguments (see the notebook's ``parameters`` cell)."""
+    return {
+        "inputs": list(args.inputs),
+        "config": args.config,
+        "preset": args.preset,
+        "plan": args.plan,
+        "published": args.published,
+        "claims": args.claims,
+        "params": [list(p) for p in args.param],
+        "min_valid_n": args.min_valid_n,
+        "min_clusters": args.min_clusters,
+        "confidence": None,
+        "resamples": args.resamples,
+        "seed": args.seed,
+        "subsets": None,
+        "out_dir": args.out,
+    }
+
+
+def _say(quiet: bool, text: str) -> None:
+    if not quiet:
+        print(f"workbench: {text}", file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Analyze, write outputs, render the report; return the gate's exit code."""
+    from . import pipeline
+
+    cfg = cli._config(args)
+    cli._check_files(args)
+    out = Path(args.out)
+    t0 = time.monotonic()
+    progress = terminal.progress_bar("ingest", enabled=not args.quiet)
+    _say(args.quiet, f"analysing {len(args.inputs)} input(s)")
+    analysis = pipeline.run(
+        args.inputs,
+        cfg,
+        plan=args.plan,
+        published=args.published,
+        claims=args.claims,
+        progress=progress,
+    )
+    progress(None)
+    cli.write_outputs(analysis, out, argv=sys.argv)
+    _say(
+        args.quiet, f"analysis done in {time.monotonic() - t0:.1f}s; rendering the report notebook"
+    )
+    params = parameters(args)
+    params["command_line"] = command_line(args)
+    show_bar = not args.quiet and sys.stderr.isatty()
+    paths = report.render(out, params, progress=show_bar)
+    _say(args.quiet, f"report done in {time.monotonic() - t0:.1f}s")
+    print(paths["html"])
+    code = cli.gate_exit(analysis, args.no_gate)
+    if code != cli.EXIT_OK:
+        gate = analysis.doc["gate"]
+        why = "; ".join(f"{f['variant']}: {f['why']}" for f in gate["failing"])
+        print(f"workbench: gate failed ({why}); the report shows why", file=sys.stderr)
+    return code
