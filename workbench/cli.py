@@ -65,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("batch", help="one report per manifest entry")
     p.add_argument("manifest", metavar="MANIFEST.yaml")
     p.add_argument("--out", required=True, metavar="DIR")
-    p.add_argument("--jobs", type=int, default=2, metavar="N")
+    p.add_argument("--jobs", type=int, default=2, metavar="N", help="reports rendered at once")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
     p = sub.add_parser("preset", help="list or show the shipped presets")
     psub = p.add_subparsers(dest="preset_command", required=True, parser_class=_Parser)
@@ -103,11 +104,13 @@ def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
     return over
 
 
-def _config(args: argparse.Namespace) -> config_mod.Config:
+def config_from_args(args: argparse.Namespace) -> config_mod.Config:
+    """The Config for parsed CLI arguments: defaults, preset, --config file, flags and -p."""
     return config_mod.load_config(args.config, args.preset, overrides_from_args(args) or None)
 
 
-def _check_files(args: argparse.Namespace) -> None:
+def check_input_files(args: argparse.Namespace) -> None:
+    """Fail early (exit 2) when --published, --claims or a --plan file does not exist."""
     for flag in ("published", "claims"):
         path = getattr(args, flag, None)
         if path is not None and not Path(path).is_file():
@@ -119,14 +122,14 @@ def _check_files(args: argparse.Namespace) -> None:
 def cmd_analyze(args: argparse.Namespace) -> int:
     from . import pipeline
 
-    cfg = _config(args)
-    _check_files(args)
+    cfg = config_from_args(args)
+    check_input_files(args)
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
     analysis = pipeline.run(args.inputs, cfg, plan=args.plan, published=args.published,
                             claims=args.claims, progress=progress)
     progress(None)
     out = Path(args.out)
-    paths = write_outputs(analysis, out, argv=sys.argv)
+    paths = write_outputs(analysis, out, argv=args.argv)
     if not args.quiet:
         terminal.print_analysis(analysis)
     print(f"wrote {paths['results']} and {paths['rows']}")
@@ -170,6 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``workbench`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = ["workbench", *(sys.argv[1:] if argv is None else argv)]
     handlers = {"analyze": cmd_analyze, "preset": cmd_preset}
     for name in ("check", "report", "batch"):
         handlers[name] = _lazy(name)

@@ -81,8 +81,8 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "claims", None) is None:
         raise WorkbenchError("check needs --claims FILE (a YAML list of {name, field, subset, "
                              "judge, a, b, claimed})")
-    cfg = cli._config(args)
-    cli._check_files(args)
+    cfg = cli.config_from_args(args)
+    cli.check_input_files(args)
     # Read both files before the rows: a typo in a claim fails in a second, not after ingest.
     check.read_claims(args.claims)
     if args.published is not None:
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(screen(analysis))
     if getattr(args, "out", None):
-        paths = cli.write_outputs(analysis, Path(args.out), argv=sys.argv)
+        paths = cli.write_outputs(analysis, Path(args.out), argv=getattr(args, "argv", sys.argv))
         print(f"wrote {paths['results']} and {paths['rows']}")
     claims = analysis.doc["claims"]
     return cli.EXIT_OK if all(c["verdict"] == "holds" for c in claims) else cli.EXIT_GATE

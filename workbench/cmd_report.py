@@ -21,13 +21,9 @@ from . import cli, report, terminal
 
 def command_line(args: argparse.Namespace) -> str:
     """The command as typed when this process is ``workbench report``; else the equivalent one."""
-    argv = sys.argv
-    if (
-        len(argv) > 1
-        and argv[1] == "report"
-        and Path(argv[0]).name in ("workbench", "cli.py", "__main__.py")
-    ):
-        return shlex.join(["workbench", *argv[1:]])
+    argv = getattr(args, "argv", None)
+    if argv:
+        return shlex.join(argv)
     return report.command_for(parameters(args))
 
 
@@ -60,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
     """Analyze, write outputs, render the report; return the gate's exit code."""
     from . import pipeline
 
-    cfg = cli._config(args)
-    cli._check_files(args)
+    cfg = cli.config_from_args(args)
+    cli.check_input_files(args)
     out = Path(args.out)
     t0 = time.monotonic()
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
@@ -75,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         progress=progress,
     )
     progress(None)
-    cli.write_outputs(analysis, out, argv=sys.argv)
+    cli.write_outputs(analysis, out, argv=getattr(args, "argv", sys.argv))
     _say(
         args.quiet, f"analysis done in {time.monotonic() - t0:.1f}s; rendering the report notebook"
     )

@@ -171,11 +171,21 @@ def preset_text(name: str) -> str:
         raise ConfigError(f"preset {name!r} is not installed with this package") from exc
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line for a YAML error (its ``str`` spans several lines with a caret drawing)."""
+    problem = getattr(exc, "problem", None)
+    if problem is None:
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+        problem = lines[0] if lines else type(exc).__name__
+    mark = getattr(exc, "problem_mark", None)
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark is not None else problem
+
+
 def _read_yaml(text: str, where: str) -> dict[str, Any]:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{where}: not valid YAML: {exc}") from exc
+        raise ConfigError(f"{where}: not valid YAML: {_yaml_problem(exc)}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):

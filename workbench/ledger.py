@@ -21,8 +21,10 @@ def read_plan(path: str) -> pl.DataFrame:
         raise InputError(path, "plan file not found")
     try:
         plan = pl.read_csv(p, infer_schema=False)
-    except (pl.exceptions.ComputeError, pl.exceptions.NoDataError, OSError) as exc:
-        raise InputError(path, f"cannot read plan CSV: {exc}") from exc
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        # polars messages run over several lines (hints, context); the CLI prints one line
+        first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+        raise InputError(path, f"cannot read plan CSV: {first}") from exc
     missing = [k for k in KEY_FIELDS if k not in plan.columns]
     if missing:
         raise InputError(path, f"plan is missing column(s) {', '.join(missing)}; need {', '.join(KEY_FIELDS)}")

@@ -1,0 +1,352 @@
+"""CLI: ``workbench analyze`` exit codes, one-line errors naming the file, and its outputs.
+
+Runs ``workbench.cli.main([...])`` in process (fast) and the installed console script in a
+subprocess for the cases where the real stderr and exit status matter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from conftest import DROP, make_row_line, write_lines
+
+from workbench import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKBENCH = Path(sys.executable).parent / "workbench"
+
+LEDGER_KEYS = {
+    "lines",
+    "blank",
+    "valid",
+    "partial",
+    "empty",
+    "non_numeric",
+    "out_of_range",
+    "invalid_number",
+    "malformed",
+    "duplicate",
+    "conflict",
+    "missing_planned",
+}
+CENSUS_KEYS = {
+    "judge",
+    "variant",
+    "rows",
+    "valid",
+    "partial",
+    "empty",
+    "non_numeric",
+    "out_of_range",
+    "invalid_number",
+    "duplicate",
+    "conflict",
+    "missing_planned",
+    "missing_rate",
+    "missing_rate_ci_low",
+    "missing_rate_ci_high",
+}
+TEST_KEYS = {"factor", "statistic", "p_value", "method"}
+FAST = ["--resamples", "200", "-q"]
+
+
+def good_lines() -> list[str | bytes]:
+    """2 judges x 2 variants x 6 scenarios x 2 trials = 48 valid rows, then 6 damaged lines."""
+    lines: list[str | bytes] = []
+    for j, judge in enumerate(("gpt-4o", "claude")):
+        for v, variant in enumerate(("baseline", "rag")):
+            for s in range(6):
+                for trial in (1, 2):
+                    lines.append(
+                        make_row_line(
+                            judge=judge,
+                            variant=variant,
+                            scenario=f"s{s}",
+                            trial=trial,
+                            overall=(s + trial + j + v) % 10 + 1,
+                        )
+                    )
+    lines += [
+        make_row_line(
+            judge="gpt-4o", variant="rag", scenario="s6", trial=1, overall=DROP
+        ),  # partial
+        "",  # blank
+        # malformed (truncated):
+        '{"scenario": "s7", "variant": "rag", "trial": 1, "judge": "gpt-4o", "overall": ',
+        make_row_line(judge="claude", variant="rag", scenario="s0", trial=1, overall=1),  # conflict
+        make_row_line(judge="claude", variant="baseline", scenario="s6", trial=1, overall="8/10"),
+        make_row_line(judge="claude", variant="baseline", scenario="s6", trial=2, overall=85),
+    ]
+    return lines
+
+
+@pytest.fixture
+def good(tmp_path: Path) -> str:
+    return write_lines(tmp_path / "in" / "rows.jsonl", good_lines())
+
+
+@pytest.fixture
+def plan(tmp_path: Path) -> str:
+    p = tmp_path / "in" / "plan.csv"
+    rows = ["scenario,variant,trial,judge"]
+    for judge in ("gpt-4o", "claude"):
+        for variant in ("baseline", "rag"):
+            for s in range(8):  # s6 and s7 planned for every cell: some never ran
+                rows.append(f"s{s},{variant},1,{judge}")
+    p.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return str(p)
+
+
+def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_analyze_good_input_writes_results(good: str, plan: str, tmp_path: Path, capsys) -> None:
+    out_dir = tmp_path / "out"
+    code, out, err = run_main(
+        ["analyze", good, "--plan", plan, "--out", str(out_dir), "--no-gate", *FAST], capsys
+    )
+    assert code == 0, err
+    assert "Traceback" not in err
+    assert f"wrote {out_dir / 'results.json'} and {out_dir / 'rows.parquet'}" in out
+    doc = json.loads((out_dir / "results.json").read_text(encoding="utf-8"))
+    assert doc["schema_version"] == 1
+    raw = Path(good).read_bytes()
+    assert doc["inputs"] == [{"path": good, "sha256": hashlib.sha256(raw).hexdigest(), "lines": 54}]
+    assert set(doc["ledger"]) == LEDGER_KEYS
+    # by hand: 48 valid rows; line 49 partial, 50 blank, 51 malformed; line 52 repeats
+    # (claude, rag, s0, 1) with overall 1 where the original has (0+1+1+1)%10+1 = 4 -> both
+    # conflict; 53 non_numeric; 54 out_of_range.
+    assert doc["ledger"] == {
+        "lines": 54,
+        "blank": 1,
+        "valid": 47,
+        "partial": 1,
+        "empty": 0,
+        "non_numeric": 1,
+        "out_of_range": 1,
+        "invalid_number": 0,
+        "malformed": 1,
+        "duplicate": 0,
+        "conflict": 2,
+        # plan: 2 judges x 2 variants x 8 scenarios, trial 1 = 32 keys; no row
+        # for s7 (4 cells) and s6 in (gpt-4o, baseline), (claude, rag) -> 6
+        "missing_planned": 6,
+    }
+    assert sum(v for k, v in doc["ledger"].items() if k not in ("lines", "missing_planned")) == 54
+    assert len(doc["census"]) == 4
+    for rec in doc["census"]:
+        assert CENSUS_KEYS <= set(rec)
+    assert {(c["judge"], c["variant"]) for c in doc["census"]} == {
+        ("claude", "baseline"),
+        ("claude", "rag"),
+        ("gpt-4o", "baseline"),
+        ("gpt-4o", "rag"),
+    }
+    assert [t["factor"] for t in doc["missingness_tests"]] == ["judge", "variant"]
+    for t in doc["missingness_tests"]:
+        assert TEST_KEYS <= set(t)
+    assert doc["malformed_lines"] == [
+        {"file": good, "line": 51, "reason": "not JSON: Expecting value (column 80)"}
+    ]  # as json.loads says
+
+
+def test_rows_parquet_has_every_line_and_planned_rows(
+    good: str, plan: str, tmp_path: Path, capsys
+) -> None:
+    out_dir = tmp_path / "out"
+    code, _, err = run_main(
+        ["analyze", good, "--plan", plan, "--out", str(out_dir), "--no-gate", *FAST], capsys
+    )
+    assert code == 0, err
+    rows = pl.read_parquet(out_dir / "rows.parquet")
+    lines = rows.filter(pl.col("line").is_not_null())
+    assert lines.height == 54
+    assert lines["line"].sort().to_list() == list(range(1, 55))
+    assert set(lines["file"]) == {good}
+    planned = rows.filter(pl.col("bucket") == "missing_planned")
+    assert planned.height == 6
+    assert planned["file"].null_count() == 6 and planned["line"].null_count() == 6
+    assert rows.height == 54 + 6
+    for col in ("file", "line", "bucket", "reason", "scenario", "variant", "trial", "judge"):
+        assert col in rows.columns
+    by_line = dict(lines.select("line", "bucket").iter_rows())
+    assert (by_line[49], by_line[50], by_line[51], by_line[53], by_line[54]) == (
+        "partial",
+        "blank",
+        "malformed",
+        "non_numeric",
+        "out_of_range",
+    )
+
+
+def test_results_json_is_byte_identical_across_runs(
+    good: str, plan: str, tmp_path: Path, capsys
+) -> None:
+    texts = []
+    for name in ("a", "b"):
+        code, _, err = run_main(
+            ["analyze", good, "--plan", plan, "--out", str(tmp_path / name), "--no-gate", *FAST],
+            capsys,
+        )
+        assert code == 0, err
+        texts.append((tmp_path / name / "results.json").read_bytes())
+    assert texts[0] == texts[1]
+    assert b"NaN" not in texts[0] and b"Infinity" not in texts[0]
+
+
+def test_analyze_via_console_script(good: str, tmp_path: Path) -> None:
+    out_dir = tmp_path / "out"
+    proc = subprocess.run(
+        [str(WORKBENCH), "analyze", good, "--out", str(out_dir), "--no-gate", *FAST],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert (out_dir / "results.json").is_file() and (out_dir / "rows.parquet").is_file()
+    doc = json.loads((out_dir / "results.json").read_text(encoding="utf-8"))
+    assert doc["ledger"]["lines"] == 54 and doc["ledger"]["missing_planned"] is None
+
+
+# ----------------------------------------------------------------------------- exit 2
+
+
+def _bad_inputs(tmp_path: Path, good: str) -> dict[str, tuple[list[str], str]]:
+    """case -> (argv after 'analyze', the path the message must name)."""
+    d = tmp_path / "bad"
+    d.mkdir()
+    empty = write_lines(d / "empty.jsonl", [])
+    novalid = write_lines(d / "novalid.jsonl", [make_row_line(overall=None), "", "{"])
+    badkey = d / "badkey.yaml"
+    badkey.write_text("rubrik: {min: 1, max: 10}\n", encoding="utf-8")
+    badyaml = d / "bad.yaml"
+    badyaml.write_text("rubric: {min: 1, max: 10\nkeys: [\n", encoding="utf-8")
+    ragged = d / "ragged.csv"
+    ragged.write_text("scenario,variant,trial,judge\ns1,v1,1,j\ns1,v1,1,j,x,y\n", encoding="utf-8")
+    nocol = d / "nocol.csv"
+    nocol.write_text("scenario,variant,judge\ns1,v1,j\n", encoding="utf-8")
+    missing = str(d / "missing.jsonl")
+    return {
+        "nonexistent": ([missing], missing),
+        "empty": ([empty], empty),
+        "no_valid_row": ([novalid], novalid),
+        "directory": ([str(d)], str(d)),
+        "unmatched_glob": ([str(d / "*.nothing")], str(d / "*.nothing")),
+        "bad_config_key": ([good, "--config", str(badkey)], str(badkey)),
+        "bad_yaml": ([good, "--config", str(badyaml)], str(badyaml)),
+        "missing_plan": ([good, "--plan", str(d / "plan.csv")], str(d / "plan.csv")),
+        "ragged_plan": ([good, "--plan", str(ragged)], str(ragged)),
+        "plan_without_trial": ([good, "--plan", str(nocol)], str(nocol)),
+        "missing_config": ([good, "--config", str(d / "nope.yaml")], str(d / "nope.yaml")),
+        "second_file_bad": ([good, missing], missing),
+    }
+
+
+CASES = [
+    "nonexistent",
+    "empty",
+    "no_valid_row",
+    "directory",
+    "unmatched_glob",
+    "bad_config_key",
+    "bad_yaml",
+    "missing_plan",
+    "ragged_plan",
+    "plan_without_trial",
+    "missing_config",
+    "second_file_bad",
+]
+
+MESSAGES = {
+    "nonexistent": "no such file",
+    "empty": "file is empty",
+    "no_valid_row": "no valid row at all (blank 1, malformed 1, partial 1)",
+    "directory": "is a directory",
+    "unmatched_glob": "no file matches this pattern",
+    "bad_config_key": "unknown key(s) rubrik",
+    "bad_yaml": "not valid YAML: line 2, column 5: expected ',' or '}', but got ':'",
+    "missing_plan": "plan file not found",
+    "ragged_plan": "cannot read plan CSV",
+    "plan_without_trial": "plan is missing column(s) trial",
+    "missing_config": "config file not found",
+    "second_file_bad": "no such file",
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bad_input_exits_2_with_one_line(case: str, good: str, tmp_path: Path, capsys) -> None:
+    argv, named = _bad_inputs(tmp_path, good)[case]
+    out_dir = tmp_path / "out"
+    code, out, err = run_main(["analyze", *argv, "--out", str(out_dir), *FAST], capsys)
+    assert code == 2
+    assert "Traceback" not in err
+    assert err.endswith("\n") and err.count("\n") == 1, err  # exactly one line
+    assert err.startswith(f"workbench: error: {named}: ") or err.startswith(
+        f"workbench: error: {named}:"
+    ), err
+    assert MESSAGES[case] in err
+    assert not (out_dir / "results.json").exists()
+
+
+@pytest.mark.parametrize("case", ["nonexistent", "bad_yaml", "no_valid_row"])
+def test_bad_input_via_console_script(case: str, good: str, tmp_path: Path) -> None:
+    argv, named = _bad_inputs(tmp_path, good)[case]
+    proc = subprocess.run(
+        [str(WORKBENCH), "analyze", *argv, "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"workbench: error: {named}:")
+    assert MESSAGES[case] in proc.stderr
+
+
+def test_usage_errors_exit_2(capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["analyze", "x.jsonl"])  # --out missing
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "--out" in err
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["nonsense"])
+    assert exc.value.code == 2
+
+
+def test_malformed_lines_are_never_fatal(tmp_path: Path, capsys) -> None:
+    lines = [make_row_line(scenario=f"s{i}", trial=1) for i in range(3)]
+    lines += [b"\xff\xfe", "[1]", "{", '"x"', "null", make_row_line(judge=None)]
+    path = write_lines(tmp_path / "mixed.jsonl", lines)
+    code, out, err = run_main(
+        ["analyze", path, "--out", str(tmp_path / "out"), "--no-gate", *FAST], capsys
+    )
+    assert code == 0, err
+    doc = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert doc["ledger"]["malformed"] == 6 and doc["ledger"]["valid"] == 3
+    assert [m["line"] for m in doc["malformed_lines"]] == [4, 5, 6, 7, 8, 9]
+    assert doc["malformed_lines"][-1]["reason"] == "key field 'judge' is null"
+
+
+def test_plan_complete_on_the_command_line(good: str, tmp_path: Path, capsys) -> None:
+    out_dir = tmp_path / "out"
+    code, _, err = run_main(
+        ["analyze", good, "--plan", "complete", "--out", str(out_dir), "--no-gate", *FAST], capsys
+    )
+    assert code == 0, err
+    doc = json.loads((out_dir / "results.json").read_text(encoding="utf-8"))
+    # observed: scenarios s0-s6 (s7 is only on the malformed line), 2 variants, trials 1-2,
+    # 2 judges -> 56 combinations; keys with a row: 48 + (gpt-4o, rag, s6, 1) +
+    # (claude, baseline, s6, 1) + (claude, baseline, s6, 2) = 51 -> 5 planned, no row
+    assert doc["ledger"]["missing_planned"] == 5
+    assert doc["plan"]["planned"] == 56 and doc["plan"]["mode"] == "complete"

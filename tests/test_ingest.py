@@ -1,0 +1,807 @@
+"""Ingest: every physical line in exactly one bucket, with a reason a reader can act on.
+
+The hazard files in ``tests/data/hazards/`` are hand-written (one per ledger hazard of issue
+2); the tables below give, per line number, the bucket and the reason text expected, worked
+out by hand from the issue's definitions (not copied from a run). Config features (dotted
+paths, list indices, composite keys, constants, path_fields, numeric_strings, sentinels, JSON
+arrays) are tested on small inline files whose expected values are spelled out.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+from conftest import DROP, make_row_line, write_lines
+
+from workbench import InputError, load_config, read_rows
+from workbench.census import census
+from workbench.config import KEY_FIELDS
+from workbench.ingest import BUCKETS, FIELD_STATUSES
+
+HAZARDS = Path(__file__).resolve().parent / "data" / "hazards"
+
+DUP = "identical to an earlier row with the same key; counted once"
+
+
+def conflict(n_other: int) -> str:
+    return f"same key as {n_other} other row(s) with different content; all held out"
+
+
+def nonnum(got: str) -> str:
+    return f"field 'overall': expected a number in [1, 10], got {got}"
+
+
+def oor(got: str) -> str:
+    return f"field 'overall': outside the rubric [1, 10], got {got} (not rescaled)"
+
+
+def notfinite(got: str) -> str:
+    return f"field 'overall': not a finite number, got {got}"
+
+
+# file -> {line: (bucket, reason)}; every line of the file is listed.
+EXPECTED: dict[str, dict[int, tuple[str, str | None]]] = {
+    "valid.jsonl": {
+        1: ("valid", None),  # 7, all sub-scores, flags [], verdict
+        2: ("valid", None),  # 7.5: a real number inside [1, 10]
+        3: ("valid", None),  # 1: lower bound is inclusive
+        4: ("valid", None),  # 10: upper bound is inclusive
+        5: ("valid", None),  # 1.0 plus fields that are carried and ignored
+        6: ("valid", None),  # trial "6" as a string, non-ASCII verdict
+    },
+    "partial.jsonl": {
+        1: ("valid", None),
+        2: ("partial", None),  # overall absent, five sub-scores
+        3: ("partial", None),  # overall null, five sub-scores
+        4: ("partial", None),  # overall absent, one sub-score
+        5: ("partial", None),  # overall null, depth 0 (present, although out of range)
+        6: ("partial", None),  # overall absent, depth "shallow" (present, not numeric)
+    },
+    "empty.jsonl": {
+        1: ("valid", None),
+        2: ("empty", None),  # key fields only
+        3: ("empty", None),  # overall null, nothing else
+        4: ("empty", None),  # every rubric field null
+        5: ("empty", None),  # flags and verdict but no rubric field
+    },
+    "non_numeric.jsonl": {
+        1: ("valid", None),
+        2: ("non_numeric", nonnum("'8/10'")),
+        3: ("non_numeric", nonnum("'8'")),  # numeric string: rejected by default
+        4: ("non_numeric", nonnum("'true'")),  # a bool is not a number
+        5: ("non_numeric", nonnum("'[8]'")),
+        6: ("non_numeric", nonnum("'{\"v\": 8}'")),
+        7: ("non_numeric", nonnum("'false'")),  # sub-scores present do not make it partial
+        8: ("non_numeric", nonnum("''")),
+    },
+    "out_of_range.jsonl": {
+        1: ("valid", None),
+        2: ("out_of_range", oor("0")),
+        3: ("out_of_range", oor("-1")),
+        4: ("out_of_range", oor("85")),
+        5: ("out_of_range", oor("10.5")),
+        6: ("out_of_range", oor("0.99")),
+    },
+    "invalid_number.jsonl": {
+        1: ("valid", None),
+        2: ("invalid_number", notfinite("NaN")),
+        3: ("invalid_number", notfinite("inf")),
+        4: ("invalid_number", notfinite("-inf")),
+    },
+    "malformed.jsonl": {
+        1: ("valid", None),
+        2: ("malformed", "not JSON: Expecting property name enclosed in double quotes (column 58)"),
+        3: ("malformed", "not JSON: Expecting value (column 1)"),
+        4: ("malformed", "not a JSON object (a JSON array)"),
+        5: ("malformed", "not a JSON object (a JSON string)"),
+        6: ("malformed", "not valid UTF-8 (byte 117)"),  # the lone 0xE9 of "caf\xe9"
+        7: ("malformed", "key field 'judge' is missing"),
+        8: ("malformed", "key field 'judge' is a list, not a string or integer"),
+        9: ("malformed", "key field 'judge' is a dict, not a string or integer"),
+        10: ("malformed", "key field 'judge' is null"),
+        11: ("malformed", "key field 'variant' is an empty string"),
+        12: ("malformed", "key field 'variant' is an empty string"),  # whitespace only
+        13: ("malformed", "key field 'judge' is a bool, not a string or integer"),
+        14: ("malformed", "key field 'trial' is a float, not a string or integer"),
+        15: ("malformed", "not a JSON object (a JSON number)"),
+        16: ("malformed", "not a JSON object (a JSON null)"),
+        17: ("malformed", "not JSON: Extra data (column 226)"),  # two objects on one line
+    },
+    "duplicate.jsonl": {
+        1: ("valid", None),  # A
+        2: ("duplicate", DUP),  # A again, byte for byte
+        3: ("valid", None),  # B
+        4: ("duplicate", DUP),  # A: other key order, an ignored extra field
+        5: ("duplicate", DUP),  # A a third time
+        6: ("duplicate", DUP),  # B with 6.0 for 6: the same number
+    },
+    "conflict.jsonl": {
+        1: ("conflict", conflict(1)),  # A overall 7
+        2: ("conflict", conflict(1)),  # A overall 3
+        3: ("conflict", conflict(1)),  # B
+        4: ("conflict", conflict(1)),  # B with another verdict
+        5: ("conflict", conflict(2)),  # C
+        6: ("conflict", conflict(2)),  # C identical to line 5, but line 7 differs: all conflict
+        7: ("conflict", conflict(2)),  # C overall null
+        8: ("conflict", conflict(1)),  # D trial 4
+        9: ("conflict", conflict(1)),  # D trial "4" is the same key
+        10: ("valid", None),  # E
+        11: ("conflict", conflict(1)),  # F overall "8"
+        12: ("conflict", conflict(1)),  # F overall 8
+    },
+    "blank.jsonl": {
+        1: ("valid", None),
+        2: ("blank", None),
+        3: ("blank", None),  # spaces
+        4: ("blank", None),  # a tab
+        5: ("valid", None),
+        6: ("blank", None),  # spaces and a tab
+        7: ("blank", None),  # empty last line before the final newline
+    },
+    "crlf.jsonl": {
+        1: ("valid", None),
+        2: ("partial", None),
+        3: ("blank", None),  # "\r\n" alone
+        4: ("out_of_range", oor("85")),
+        5: ("malformed", "not JSON: Unterminated string starting at (column 35)"),
+        6: ("valid", None),
+    },
+    "bom.jsonl": {
+        1: ("valid", None),  # the BOM is not part of the first line
+        2: ("valid", None),
+        3: ("partial", None),
+    },
+}
+
+
+def _buckets(rows: pl.DataFrame) -> dict[int, tuple[str, str | None]]:
+    return {line: (b, r) for line, b, r in rows.select("line", "bucket", "reason").iter_rows()}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_hazard_file_every_line(name: str, default_config) -> None:
+    path = str(HAZARDS / name)
+    rows, sources = read_rows([path], default_config)
+    raw = (HAZARDS / name).read_bytes()
+    assert sources[0].path == path
+    assert sources[0].sha256 == hashlib.sha256(raw).hexdigest()
+    assert sources[0].lines == len(EXPECTED[name]) == raw.count(b"\n")
+    assert rows["file"].to_list() == [path] * len(EXPECTED[name])
+    assert _buckets(rows) == EXPECTED[name]
+
+
+def test_hazard_files_cover_every_bucket() -> None:
+    seen = {b for table in EXPECTED.values() for b, _ in table.values()}
+    assert seen == set(BUCKETS)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_gzip_variant_reads_identically(name: str, tmp_path: Path, default_config) -> None:
+    raw = (HAZARDS / name).read_bytes()
+    gz = tmp_path / (name + ".gz")
+    gz.write_bytes(gzip.compress(raw, mtime=0))
+    rows, sources = read_rows([str(gz)], default_config)
+    assert _buckets(rows) == EXPECTED[name]
+    # sha256 is of the bytes on disk (the compressed file), lines of the decompressed text
+    assert sources[0].sha256 == hashlib.sha256(gz.read_bytes()).hexdigest()
+    assert sources[0].lines == len(EXPECTED[name])
+
+
+def test_hazard_files_are_byte_exact() -> None:
+    """Guard the fixtures themselves: a checkout that rewrote line ends would void the tests."""
+    assert b"\r\n" in (HAZARDS / "crlf.jsonl").read_bytes()
+    assert b"\r\n" not in (HAZARDS / "valid.jsonl").read_bytes()
+    assert (HAZARDS / "bom.jsonl").read_bytes().startswith(b"\xef\xbb\xbf")
+    with pytest.raises(UnicodeDecodeError):
+        (HAZARDS / "malformed.jsonl").read_bytes().decode("utf-8")
+
+
+def test_repeats_are_judged_across_files(write_jsonl, default_config, row_line) -> None:
+    a = write_jsonl(
+        [row_line(trial=1), row_line(trial=2), row_line(trial=3, overall=4)], name="a.jsonl"
+    )
+    b = write_jsonl(
+        [row_line(trial=9), row_line(trial=2), row_line(trial=3, overall=5)], name="b.jsonl"
+    )
+    rows, sources = read_rows([a, b], default_config)
+    assert [s.lines for s in sources] == [3, 3]
+    assert rows.select("file", "line", "bucket").rows() == [
+        (a, 1, "valid"),
+        (a, 2, "valid"),
+        (a, 3, "conflict"),
+        (b, 1, "valid"),
+        (b, 2, "duplicate"),
+        (b, 3, "conflict"),
+    ]
+
+
+def test_file_whose_rows_all_repeat_another_file(tmp_path: Path, default_config) -> None:
+    """A copy of a file has no valid row of its own: every row is a duplicate."""
+    copy = tmp_path / "copy.jsonl"
+    shutil.copy(HAZARDS / "valid.jsonl", copy)
+    with pytest.raises(InputError, match=r"copy\.jsonl: no valid row at all \(duplicate 6\)"):
+        read_rows([str(HAZARDS / "valid.jsonl"), str(copy)], default_config)
+
+
+def test_value_columns_hold_only_usable_values(default_config) -> None:
+    rows, _ = read_rows([str(HAZARDS / "out_of_range.jsonl")], default_config)
+    # the usable value is null outside the rubric; __raw keeps what was read
+    assert rows["overall"].to_list() == [7.0, None, None, None, None, None]
+    assert rows["overall__raw"].to_list() == [7.0, 0.0, -1.0, 85.0, 10.5, 0.99]
+    assert rows["overall__status"].to_list() == ["valid"] + ["out_of_range"] * 5
+    assert set(rows["overall__status"]) <= set(FIELD_STATUSES)
+    rows, _ = read_rows([str(HAZARDS / "duplicate.jsonl")], default_config)
+    # a duplicate is counted once: its values never reach a mean
+    assert rows["overall"].to_list() == [7.0, None, 6.0, None, None, None]
+    rows, _ = read_rows([str(HAZARDS / "conflict.jsonl")], default_config)
+    assert rows["overall"].to_list() == [None] * 9 + [8.0, None, None]
+
+
+def test_flags_verdict_and_keys(default_config) -> None:
+    rows, _ = read_rows([str(HAZARDS / "valid.jsonl")], default_config)
+    assert rows["flags"].to_list() == [[], None, None, ["invented_citation"], None, None]
+    assert rows["flags_present"].to_list() == [True, False, False, True, False, False]
+    assert rows["verdict"].to_list() == [
+        "fine",
+        None,
+        None,
+        "ok",
+        None,
+        "d\u00e9j\u00e0 vu \u2014 \u2713",
+    ]
+    assert rows["trial"].to_list() == ["1", "2", "3", "4", "5", "6"]
+    assert set(rows["judge"]) == {"gpt-4o"}
+    assert rows["correctness"].to_list() == [7.0, 7.0, None, None, None, None]
+    assert rows["correctness__status"].to_list() == ["valid", "valid"] + ["absent"] * 4
+
+
+# ----------------------------------------------------------------------------- file errors
+
+
+def test_file_level_errors(tmp_path: Path, default_config, row_line) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        read_rows([str(tmp_path / "nope.jsonl")], default_config)
+    empty = write_lines(tmp_path / "empty.jsonl", [])
+    with pytest.raises(InputError, match=r"empty\.jsonl: file is empty"):
+        read_rows([empty], default_config)
+    bom_only = tmp_path / "bom_only.jsonl"
+    bom_only.write_bytes(b"\xef\xbb\xbf")
+    with pytest.raises(InputError, match="file is empty"):
+        read_rows([str(bom_only)], default_config)
+    no_valid = write_lines(tmp_path / "novalid.jsonl", [row_line(overall=None), "", "{"])
+    with pytest.raises(
+        InputError, match=r"novalid\.jsonl: no valid row at all \(blank 1, malformed 1, partial 1\)"
+    ):
+        read_rows([no_valid], default_config)
+    with pytest.raises(InputError, match="is a directory"):
+        read_rows([str(tmp_path)], default_config)
+    with pytest.raises(InputError, match="no file matches"):
+        read_rows([str(tmp_path / "*.nothing")], default_config)
+    bad_gz = tmp_path / "bad.jsonl.gz"
+    bad_gz.write_bytes(b"not gzip at all")
+    with pytest.raises(InputError, match="not a readable gzip file"):
+        read_rows([str(bad_gz)], default_config)
+
+
+def test_glob_expands_sorted(tmp_path: Path, default_config, row_line) -> None:
+    write_lines(tmp_path / "b.jsonl", [row_line(trial=2)])
+    write_lines(tmp_path / "a.jsonl", [row_line(trial=1)])
+    rows, sources = read_rows([str(tmp_path / "*.jsonl")], default_config)
+    assert [Path(s.path).name for s in sources] == ["a.jsonl", "b.jsonl"]
+    assert rows["trial"].to_list() == ["1", "2"]
+
+
+# ----------------------------------------------------------------------------- robustness
+
+
+def test_line_boundaries_are_respected(write_jsonl, default_config, row_line) -> None:
+    """An object split over two lines plus a line with two objects must not realign.
+
+    Decoding the lines as one newline-joined stream would read lines 1-2 as one object and
+    line 3 as two, which gives the right *count* of objects for the wrong lines.
+    """
+    two = row_line(trial=3, overall=5) + " " + row_line(trial=4, overall=6)
+    head = row_line(trial=1, overall=3)
+    path = write_jsonl(
+        [head[: head.index('"overall"') + 10], "3}", two, row_line(trial=9, overall=7)]
+    )
+    rows, _ = read_rows([path], default_config)
+    assert rows["bucket"].to_list() == ["malformed", "malformed", "malformed", "valid"]
+    assert rows["trial"].to_list() == [None, None, None, "9"]
+    assert rows["reason"][2].startswith("not JSON: Extra data")
+
+
+def test_numbers_beyond_float_and_int_limits(write_jsonl, default_config, row_line) -> None:
+    big = "1" + "0" * 400  # a JSON integer too large for a float
+    huge = "1" + "0" * 5000  # beyond Python's int-from-string digit limit
+    lines = [
+        row_line(trial=1),
+        row_line(trial=2).replace('"overall": 7', f'"overall": {big}'),
+        row_line(trial=3).replace('"overall": 7', f'"overall": -{big}'),
+        row_line(trial=4).replace('"overall": 7', f'"overall": {huge}'),
+        row_line(trial=5).replace('"overall": 7', '"overall": 1e400'),
+        row_line(trial=6).replace('"overall": 7', '"overall": 99999999999999999999999'),
+        row_line(trial=7).replace('"correctness": 7', f'"correctness": {big}'),
+    ]
+    rows, _ = read_rows([write_jsonl(lines)], default_config)
+    assert rows["bucket"].to_list() == [
+        "valid",
+        "invalid_number",
+        "invalid_number",
+        "invalid_number",
+        "invalid_number",
+        "out_of_range",
+        "valid",
+    ]
+    assert rows["correctness__status"].to_list()[-1] == "invalid_number"
+    assert rows["reason"][1] == notfinite("inf")
+    assert rows["reason"][2] == notfinite("-inf")
+    assert rows["overall__raw"][5] == 1e23
+
+
+def test_lone_surrogate_escape_is_malformed(write_jsonl, default_config, row_line) -> None:
+    lines = [
+        row_line(trial=1),
+        row_line(trial=2, verdict="bad \ud800 text"),  # json.dumps escapes it: \ud800
+        row_line(trial=3, judge="gpt-\udfff"),
+        row_line(trial=4, verdict="pair \U0001f600 ok"),  # a proper pair is fine
+        row_line(trial=5, scenario="soc2_gap_analysis", latency="\ud83d"),  # in an ignored field
+    ]
+    assert "\\ud800" in lines[1]
+    rows, _ = read_rows([write_jsonl(lines)], default_config)
+    assert rows["bucket"].to_list() == ["valid", "malformed", "malformed", "valid", "malformed"]
+    assert rows["reason"][1] == "not valid Unicode: a lone surrogate escape in a string"
+    assert rows["verdict"][3] == "pair \U0001f600 ok"
+
+
+def test_deeply_nested_line_is_malformed(write_jsonl, default_config, row_line) -> None:
+    deep = (
+        '{"scenario": "s", "variant": "v", "trial": 1, "judge": "j", "x": '
+        + "[" * 100000
+        + "]" * 100000
+        + "}"
+    )
+    rows, _ = read_rows([write_jsonl([row_line(), deep])], default_config)
+    assert rows["bucket"].to_list() == ["valid", "malformed"]
+    assert rows["reason"][1].startswith("not JSON")
+
+
+def test_last_line_without_newline_and_lone_cr(write_jsonl, default_config, row_line) -> None:
+    path = write_jsonl(
+        [row_line(trial=1), "\r", row_line(trial=2, overall=None)], trailing_newline=False
+    )
+    rows, sources = read_rows([path], default_config)
+    assert sources[0].lines == 3
+    assert rows["bucket"].to_list() == ["valid", "blank", "partial"]
+
+
+def test_bom_crlf_gzip_combined(write_jsonl, default_config, row_line) -> None:
+    lines = [row_line(trial=1), "", row_line(trial=2, overall="8/10"), "{oops"]
+    plain = write_jsonl(lines, name="p.jsonl")
+    combo = write_jsonl(lines, name="c.jsonl.gz", newline="\r\n", bom=True, gz=True)
+    a, _ = read_rows([plain], default_config)
+    b, _ = read_rows([combo], default_config)
+    assert a["bucket"].to_list() == ["valid", "blank", "non_numeric", "malformed"]
+    assert b.drop("file").equals(a.drop("file"))
+
+
+def test_malformed_line_in_the_middle_of_a_large_file(
+    tmp_path: Path, default_config, py_rng
+) -> None:
+    """200k lines, damage in the middle: the rest still decodes; classification == per line."""
+    from test_ledger import naive_classify, split_lines
+
+    n = 200_000
+    lines: list[str | bytes] = []
+    for i in range(n):
+        line = make_row_line(
+            scenario=f"s{i % 997}", trial=i // 997 + 1, overall=py_rng.randint(1, 10)
+        )
+        lines.append(line)
+    mid = n // 2
+    lines[mid] = lines[mid][:40]  # truncated
+    lines[mid + 1] = b"\xff\xfe" + b"garbage"  # not UTF-8
+    lines[mid + 2] = lines[mid + 2].replace(
+        '"overall": ', '"overall": NaN, "x": '
+    )  # slow path, valid JSON
+    lines[mid + 3] = "[" + lines[mid + 3] + "]"  # array
+    lines[7] = make_row_line(scenario="s7", trial=1, overall=DROP)
+    path = write_lines(tmp_path / "big.jsonl", lines)
+    rows, sources = read_rows([path], default_config)
+    assert sources[0].lines == n == rows.height
+    expected = naive_classify(split_lines(Path(path).read_bytes()))
+    assert rows["bucket"].to_list() == expected
+    assert rows["bucket"][mid : mid + 4].to_list() == [
+        "malformed",
+        "malformed",
+        "invalid_number",
+        "malformed",
+    ]
+    assert rows["bucket"].value_counts().filter(pl.col("bucket") == "valid")["count"][0] == n - 5
+    assert rows["line"].to_list() == list(range(1, n + 1))
+
+
+# ----------------------------------------------------------------------------- config features
+
+
+def _cfg(tmp_path: Path, text: dict) -> object:
+    p = tmp_path / "cfg.yaml"
+    p.write_text(yaml.safe_dump(text), encoding="utf-8")
+    return load_config(str(p))
+
+
+def test_dotted_paths_and_list_index(tmp_path: Path, write_jsonl) -> None:
+    cfg = _cfg(
+        tmp_path,
+        {
+            "keys": {
+                "scenario": "task.id",
+                "variant": "run.variant",
+                "trial": "run.seed",
+                "judge": "judges[0]",
+            },
+            "scores": {"overall": "scores.overall", "accuracy": "scores.detail.acc"},
+            "flags": None,
+            "verdict": "out.text",
+        },
+    )
+
+    def line(**kw):
+        base = {
+            "task": {"id": "t1"},
+            "run": {"variant": "v", "seed": 1},
+            "judges": ["gpt-4o", "claude"],
+            "scores": {"overall": 8, "detail": {"acc": 6}},
+            "out": {"text": "ok"},
+        }
+        base.update(kw)
+        return json.dumps(base)
+
+    lines = [
+        line(),
+        line(run={"variant": "v", "seed": 2}, scores={"detail": {"acc": 6}}),  # partial
+        line(run={"variant": "v", "seed": 3}, judges=[]),  # index out of range
+        line(run={"variant": "v", "seed": 4}, judges="gpt-4o"),  # not a list
+        line(run={"variant": "v", "seed": 5}, scores={"overall": "9/10"}),  # non_numeric
+        line(run={"variant": "v", "seed": 6}, task="t1"),  # task not an object
+        line(run={"variant": "v", "seed": 7}, judges=[["nested"]]),  # element is a list
+    ]
+    rows, _ = read_rows([write_jsonl(lines)], cfg)
+    assert rows["bucket"].to_list() == [
+        "valid",
+        "partial",
+        "malformed",
+        "malformed",
+        "non_numeric",
+        "malformed",
+        "malformed",
+    ]
+    assert rows["reason"].to_list()[2:] == [
+        "key field 'judge' (judges[0]) is missing",
+        "key field 'judge' (judges[0]) is missing",
+        "field 'overall': expected a number in [1, 10], got '9/10'",
+        "key field 'scenario' (task.id) is missing",
+        "key field 'judge' (judges[0]) is a list, not a string or integer",
+    ]
+    assert rows["judge"][0] == "gpt-4o"
+    assert rows["scenario"][0] == "t1"
+    assert rows["accuracy"].to_list()[:2] == [6.0, 6.0]
+    assert rows["verdict"][0] == "ok"
+    assert rows["flags_present"].to_list() == [False] * 7
+
+
+def test_composite_key_and_constants(tmp_path: Path, write_jsonl) -> None:
+    cfg = _cfg(
+        tmp_path,
+        {
+            "keys": {
+                "scenario": ["question_id", "turn"],
+                "variant": "model",
+                "trial": None,
+                "judge": None,
+            },
+            "constants": {"judge": "gpt-4", "trial": 1},
+            "scores": {"overall": "score"},
+            "flags": None,
+            "verdict": None,
+        },
+    )
+    lines = [
+        json.dumps({"question_id": 81, "turn": 1, "model": "m", "score": 8}),
+        json.dumps({"question_id": 81, "turn": 2, "model": "m", "score": 6}),
+        json.dumps({"question_id": 81, "turn": 1, "model": "m", "score": 8}),  # duplicate of line 1
+        json.dumps({"question_id": 82, "model": "m", "score": 5}),  # no turn
+        json.dumps(
+            {"question_id": "81", "turn": "2", "model": "m", "score": 3}
+        ),  # same key as line 2
+        json.dumps({"question_id": 83, "turn": 1, "model": "m", "score": -1}),
+    ]
+    rows, _ = read_rows([write_jsonl(lines)], cfg)
+    assert rows["scenario"].to_list() == ["81:1", "81:2", "81:1", None, "81:2", "83:1"]
+    assert rows["bucket"].to_list() == [
+        "valid",
+        "conflict",
+        "duplicate",
+        "malformed",
+        "conflict",
+        "out_of_range",
+    ]
+    assert rows["reason"][3] == "key field 'scenario' (turn) is missing"
+    assert set(rows["judge"]) == {"gpt-4"}
+    assert set(rows["trial"]) == {"1"}
+
+
+def test_path_fields_regex(tmp_path: Path) -> None:
+    cfg = _cfg(
+        tmp_path,
+        {
+            "path_fields": r"(?P<run>[^_/]+)__(?P<judge>[^_/]+)__(?P<variant>[^/]+)\.slim\.jsonl$",
+            "keys": {"judge": None, "variant": None},
+        },
+    )
+    a = write_lines(
+        tmp_path / "runs" / "v2__gpt-4o__gemma.slim.jsonl",
+        [
+            make_row_line(judge=DROP, variant=DROP, trial=1),
+            make_row_line(judge="ignored", variant=DROP, trial=2, overall=3),
+        ],
+    )
+    b = write_lines(
+        tmp_path / "runs" / "v2__claude__gemma.slim.jsonl",
+        [make_row_line(judge=DROP, variant=DROP)],
+    )
+    rows, _ = read_rows([a, b], cfg)
+    assert rows["judge"].to_list() == ["gpt-4o", "gpt-4o", "claude"]
+    assert rows["variant"].to_list() == ["gemma"] * 3
+    assert rows["path_run"].to_list() == ["v2"] * 3
+    assert rows["bucket"].to_list() == ["valid"] * 3
+    stray = write_lines(tmp_path / "other.jsonl", [make_row_line()])
+    with pytest.raises(InputError, match=r"other\.jsonl: file path does not match path_fields"):
+        read_rows([stray], cfg)
+
+
+def test_numeric_strings_accept_and_reject(
+    tmp_path: Path, write_jsonl, row_line, default_config
+) -> None:
+    lines = [
+        row_line(trial=1),
+        row_line(trial=2, overall="8"),
+        row_line(trial=3, overall=" 7.5 "),
+        row_line(trial=4, overall="8/10"),
+        row_line(trial=5, overall="85"),
+        row_line(trial=6, overall=True),
+        row_line(trial=7, correctness="6", overall=9),
+    ]
+    path = write_jsonl(lines)
+    strict, _ = read_rows([path], default_config)
+    assert strict["bucket"].to_list() == [
+        "valid",
+        "non_numeric",
+        "non_numeric",
+        "non_numeric",
+        "non_numeric",
+        "non_numeric",
+        "valid",
+    ]
+    assert strict["correctness__status"][6] == "non_numeric"
+    assert not any(strict["overall__from_string"])
+    cfg = _cfg(tmp_path, {"numeric_strings": "accept"})
+    acc, _ = read_rows([path], cfg)
+    assert acc["bucket"].to_list() == [
+        "valid",
+        "valid",
+        "valid",
+        "non_numeric",
+        "out_of_range",
+        "non_numeric",
+        "valid",
+    ]
+    assert acc["overall"].to_list() == [7.0, 8.0, 7.5, None, None, None, 9.0]
+    assert acc["overall__from_string"].to_list() == [False, True, True, False, True, False, False]
+    assert acc["correctness"][6] == 6.0 and acc["correctness__from_string"][6]
+    assert acc["reason"][4] == oor("'85'")  # the value as written: a string
+    # counted beside the ledger: valid rows whose headline came from a string
+    assert census(acc, cfg)["from_string"].to_list() == [2]
+
+
+def test_missing_value_sentinels(tmp_path: Path, write_jsonl, row_line) -> None:
+    cfg = _cfg(tmp_path, {"missing_values": [-1, "error"]})
+    lines = [
+        row_line(trial=1),  # valid
+        row_line(trial=2, overall=-1),  # sentinel, subs present -> partial
+        row_line(trial=3, overall="error"),  # string sentinel -> partial
+        row_line(
+            trial=4,
+            overall=-1.0,
+            correctness=DROP,
+            completeness=DROP,
+            depth=DROP,
+            citations=DROP,
+            honesty=DROP,
+        ),  # sentinel, no subs -> empty
+        row_line(trial=5, overall=-2),  # not a sentinel: out of range
+        row_line(trial=6, overall="Error"),  # case matters: non_numeric
+        row_line(
+            trial=7,
+            overall=None,
+            correctness=-1,
+            completeness="error",
+            depth=None,
+            citations=DROP,
+            honesty=DROP,
+        ),  # only sentinel subs -> empty
+        row_line(trial=2, overall=-1),  # duplicate of line 2: counted once
+    ]
+    rows, _ = read_rows([write_jsonl(lines)], cfg)
+    assert rows["bucket"].to_list() == [
+        "valid",
+        "partial",
+        "partial",
+        "empty",
+        "out_of_range",
+        "non_numeric",
+        "empty",
+        "duplicate",
+    ]
+    assert rows["overall__status"].to_list() == [
+        "valid",
+        "sentinel",
+        "sentinel",
+        "sentinel",
+        "out_of_range",
+        "non_numeric",
+        "null",
+        "sentinel",
+    ]
+    assert rows["correctness__status"][6] == "sentinel"
+    assert rows["completeness__status"][6] == "sentinel"
+    assert rows["overall"].to_list() == [7.0] + [None] * 7
+    assert rows["overall__raw"][1] == -1.0  # what was read is kept
+    cen = census(rows, cfg)
+    assert cen["sentinel"].to_list() == [3]  # lines 2, 3, 4 (8 is a duplicate)
+    # per-field nulls: absent, null or sentinel, duplicates excluded (lines 1-7)
+    assert cen["nulls__overall"].to_list() == [4]  # lines 2, 3, 4, 7
+    assert cen["nulls__correctness"].to_list() == [2]  # line 4 absent, 7 sentinel
+    # without the config, -1 is out of range and "error" is non_numeric
+    plain, _ = read_rows([write_jsonl(lines, name="b.jsonl")], load_config())
+    assert plain["bucket"].to_list()[1:4] == ["out_of_range", "non_numeric", "out_of_range"]
+
+
+def test_json_array_files(tmp_path: Path, default_config) -> None:
+    items = [
+        json.loads(make_row_line(trial=1)),
+        json.loads(make_row_line(trial=2, overall=None)),
+        [1, 2],
+        "text",
+        json.loads(make_row_line(trial=1)),
+        json.loads(make_row_line(trial=3, overall=11)),
+    ]
+    p = tmp_path / "rows.json"
+    p.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    rows, sources = read_rows([str(p)], default_config)
+    assert sources[0].lines == 6  # elements, not physical lines
+    assert rows["line"].to_list() == [1, 2, 3, 4, 5, 6]
+    assert rows["bucket"].to_list() == [
+        "valid",
+        "partial",
+        "malformed",
+        "malformed",
+        "duplicate",
+        "out_of_range",
+    ]
+    assert rows["reason"][2] == "not a JSON object (a JSON array)"
+    assert rows["reason"][3] == "not a JSON object (a JSON string)"
+    # gzip and a BOM work for arrays too
+    gz = tmp_path / "rows2.json.gz"
+    gz.write_bytes(gzip.compress(b"\xef\xbb\xbf" + p.read_bytes(), mtime=0))
+    rows2, _ = read_rows([str(gz)], default_config)
+    assert rows2["bucket"].to_list() == rows["bucket"].to_list()
+    # a file that is not an array at all is an input error naming the file
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"a": 1}', encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.json: expected a JSON array"):
+        read_rows([str(bad)], default_config)
+    broken = tmp_path / "broken.json"
+    broken.write_text('[{"a": 1},', encoding="utf-8")
+    with pytest.raises(InputError, match=r"broken\.json"):
+        read_rows([str(broken)], default_config)
+    # format: jsonl forces line mode whatever the extension
+    lines_json = tmp_path / "lines.json"
+    shutil.copy(HAZARDS / "valid.jsonl", lines_json)
+    cfg = _cfg(tmp_path, {"format": "jsonl"})
+    rows3, _ = read_rows([str(lines_json)], cfg)
+    assert rows3["bucket"].to_list() == ["valid"] * 6
+
+
+def test_json_array_with_nan_and_surrogate(tmp_path: Path, default_config) -> None:
+    good = make_row_line(trial=1)
+    text = (
+        "["
+        + ", ".join(
+            [
+                good,
+                good.replace('"overall": 7', '"overall": NaN').replace('"trial": 1', '"trial": 2'),
+                make_row_line(trial=3, verdict="x \ud800"),
+            ]
+        )
+        + "]"
+    )
+    p = tmp_path / "rows.json"
+    p.write_text(text, encoding="utf-8")
+    rows, _ = read_rows([str(p)], default_config)
+    assert rows["bucket"].to_list() == ["valid", "invalid_number", "malformed"]
+
+
+def test_key_fields_as_strings(write_jsonl, default_config, row_line) -> None:
+    rows, _ = read_rows(
+        [write_jsonl([row_line(trial=1), row_line(trial="2"), row_line(trial=-3)])], default_config
+    )
+    for k in KEY_FIELDS:
+        assert rows[k].dtype == pl.String
+    assert rows["trial"].to_list() == ["1", "2", "-3"]
+
+
+def test_score_values_are_exact(write_jsonl, default_config, row_line) -> None:
+    vals = [1, 1.5, 2.25, 9.999, 10]
+    rows, _ = read_rows(
+        [write_jsonl([row_line(trial=i, overall=v) for i, v in enumerate(vals)])], default_config
+    )
+    assert rows["overall"].to_list() == [float(v) for v in vals]
+    assert all(math.isfinite(x) for x in rows["overall__raw"].to_list())
+
+
+def test_repeat_content_compares_what_was_read(write_jsonl, default_config, row_line) -> None:
+    """Same key: true vs "true", NaN vs Infinity differ (conflict); NaN vs NaN is a repeat."""
+    nan = row_line(trial=3).replace('"overall": 7', '"overall": NaN')
+    inf = row_line(trial=4).replace('"overall": 7', '"overall": Infinity')
+    lines = [
+        row_line(trial=1),
+        row_line(trial=2, overall=True),
+        row_line(trial=2, overall="true"),
+        nan,
+        nan.replace("NaN", "-Infinity"),
+        inf,
+        inf,
+        row_line(trial=5, overall=[1, 2]),
+        row_line(trial=5, overall="[1, 2]"),
+        row_line(trial=6, overall=None),
+        row_line(trial=6, overall=DROP),  # null vs absent
+    ]
+    rows, _ = read_rows([write_jsonl(lines)], default_config)
+    assert rows["bucket"].to_list() == [
+        "valid",
+        "conflict",
+        "conflict",
+        "conflict",
+        "conflict",
+        "invalid_number",
+        "duplicate",
+        "conflict",
+        "conflict",
+        "conflict",
+        "conflict",
+    ]
+
+
+def test_flags_compare_as_lists(write_jsonl, default_config, row_line) -> None:
+    lines = [
+        row_line(trial=1, fabrication_flags=["a", "b"]),
+        row_line(trial=1, fabrication_flags=["a\x1fb"]),
+        row_line(trial=2, fabrication_flags=[]),
+        row_line(trial=2, fabrication_flags=DROP),
+        row_line(trial=3, fabrication_flags=["x"]),
+        row_line(trial=3, fabrication_flags=["x"]),
+        row_line(trial=4, fabrication_flags=["x", 1, None]),
+        row_line(trial=9),
+    ]
+    rows, _ = read_rows([write_jsonl(lines)], default_config)
+    assert rows["bucket"].to_list() == ["conflict"] * 4 + ["valid", "duplicate", "valid", "valid"]
+    assert rows["flags"][6].to_list() == ["x", "1", "null"]  # non-strings shown as JSON text
