@@ -180,7 +180,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except WorkbenchError as exc:
-        print(f"workbench: error: {exc}", file=sys.stderr)
+        # One line, always: a message that came with line breaks (YAML, polars) is folded.
+        print("workbench: error: " + " | ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip()),
+              file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)

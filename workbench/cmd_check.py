@@ -18,16 +18,6 @@ from . import check, cli, pipeline, terminal
 from .errors import WorkbenchError
 
 
-def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
-    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
-
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
-
-
 def claims_text(claims: list[dict[str, Any]], confidence: float = 0.95) -> str:
     """Each claim line, its notes indented beneath, and a tally of the verdicts."""
     out = [f"claims: a - b of valid means with its {100 * confidence:g}% clustered interval "
@@ -62,7 +52,7 @@ def published_text(checks: list[dict[str, Any]], summary: str) -> str:
         valid = "-" if r["valid_mean"] is None else f"{r['valid_mean']:.{max(nd, 2)}f}"
         rows.append([cell, r["field"], f"{r['published']:.{nd}f}", valid, how])
     head = ["published cell", "field", "published", "valid mean", "reproduced by"]
-    return "\n".join([f"published scorecard: {summary}", _table(head, rows, {2, 3})])
+    return "\n".join([f"published scorecard: {summary}", terminal.table(head, rows, {2, 3})])
 
 
 def screen(analysis: Any) -> str:

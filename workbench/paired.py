@@ -209,7 +209,8 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
         "paired_unit": unit, "paired_diff": ps.mean,
         "paired_ci_low": ps.ci_low_clustered if ps.ci_low_clustered is not None else ps.ci_low,
         "paired_ci_high": ps.ci_high_clustered if ps.ci_high_clustered is not None else ps.ci_high,
-        "paired_ci_method": "cluster_t" if ps.ci_low_clustered is not None else ("paired_t" if ps.ci_low is not None else None),
+        "paired_ci_method": ("cluster_t" if ps.ci_low_clustered is not None
+                             else "paired_t" if ps.ci_low is not None else None),
         "matched": ps.n,
         "unmatched_a": va.select(key).unique().join(matched_keys, on=key, how="anti").height,
         "unmatched_b": vb.select(key).unique().join(matched_keys, on=key, how="anti").height,

@@ -35,10 +35,14 @@ def _fmt(x: Any, nd: int = 2) -> str:
     return str(x)
 
 
-def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+def table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
+    """A plain-text table: a header, a rule, the rows; columns in ``right`` right-aligned."""
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+
     def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
     return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 
@@ -65,7 +69,7 @@ def census_text(doc: dict[str, Any]) -> str:
                      str(c["partial"]), str(c["empty"]), str(c["missing_planned"]),
                      str(c["non_numeric"] + c["out_of_range"] + c["invalid_number"] + c["conflict_keys"]), ci])
     head = ["judge", "variant", "judgments", "valid", "partial", "empty", "no row", "other", "missing [95% CI]"]
-    out = ["null census (headline score) per judge x variant", _table(head, rows, {2, 3, 4, 5, 6, 7})]
+    out = ["null census (headline score) per judge x variant", table(head, rows, {2, 3, 4, 5, 6, 7})]
     for t in doc.get("missingness_tests", []):
         p = t["p_value"]
         out.append(f"missing rate depends on {t['factor']}? {t['method']} p = "
@@ -112,7 +116,7 @@ def scorecard_text(doc: dict[str, Any]) -> str | None:
     head = ["variant", f"{hl}: mean (valid/rows) [95% CI]", "zero-filled", "if missing were min..max",
             "scenarios"]
     lines = [f"scorecard: {hl} ({unit}), judges pooled, valid rows only; measured cells ranked, others listed "
-             "after and never ranked", _table(head, rows, {2})]
+             "after and never ranked", table(head, rows, {2})]
     gate = doc.get("gate")
     if gate is not None:
         if gate["passed"]:
