@@ -428,6 +428,23 @@ def test_mt_bench_granite_fastchat_rule_and_sentinels_averaged_in(tmp_path: Path
     assert "drop_sentinels_only" in check.RULES and "raw_numeric_mean" in check.RULES
 
 
+def test_mt_bench_published_fastchat_figure_shows_every_rule_with_its_n(tmp_path: Path) -> None:
+    """The published 7.40 is reproduced by FastChat's rule, and the record (and the report)
+    carries each rule's value over its n: 7.40 over 40, 1.10 over 160, 7.79 over 38."""
+    ref = MT["granite-7b-lab"]
+    card = tmp_path / "card.csv"
+    card.write_text("variant,judge,score\ngranite-7b-lab,gpt-4,7.40\n", encoding="utf-8")
+    a = pipeline.run([str(MT_GRANITE)], _cfg("mt-bench"), published=str(card))
+    (rec,) = a.doc["published_check"]
+    assert rec["reproduced_by"] == ["drop_sentinels_only"]
+    rules = rec["rules"]
+    assert rules["drop_sentinels_only"]["n"] == ref["fastchat"]["n"] == 40
+    assert rules["drop_sentinels_only"]["value"] == pytest.approx(7.4, rel=1e-12)
+    assert rules["raw_numeric_mean"]["n"] == ref["sentinel_averaged"]["n"] == 160
+    assert rules["raw_numeric_mean"]["value"] == pytest.approx(1.1, rel=1e-12)
+    assert rules["valid_mean"]["n"] == ref["strict"]["n"] == 38
+
+
 def test_mt_bench_qwen72b_judge_is_a_scale_mismatch() -> None:
     a = analysis("mt-bench")
     ref = MT["qwen-72b-judge"]

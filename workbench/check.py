@@ -272,6 +272,12 @@ def _exact_sum(values: np.ndarray) -> Fraction:
 
 def _rule_fractions(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
                     subset: str | None, field: str) -> dict[str, Fraction | None]:
+    return _rule_table(rows, cfg, variant, judge, subset, field)[0]
+
+
+def _rule_table(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
+                subset: str | None, field: str) -> tuple[dict[str, Fraction | None], dict[str, int]]:
+    """Every rule's exact value and the number of values it averages over (its n)."""
     scope = _scope(rows, cfg, variant, judge, subset)
     cell = cell_rows(rows).filter(scope).with_columns(_as_read(cfg, field).alias("__v"))
     valid = cell.filter(pl.col("__v").is_not_null())
@@ -284,6 +290,7 @@ def _rule_fractions(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | 
         "min_filled": (total + (n_rows - n_valid) * lo) / n_rows if n_rows else None,
         "item_mean": None,
     }
+    ns: dict[str, int] = {"valid_mean": n_valid, "zero_filled": n_rows, "min_filled": n_rows}
     if n_valid:
         items = valid.group_by("scenario", "variant", "trial").agg(
             pl.col("__v").sum().alias("s"), pl.len().alias("k"))
@@ -292,19 +299,22 @@ def _rule_fractions(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | 
         for s, k, m in combos.iter_rows():
             acc += Fraction(repr(float(s))) / int(k) * int(m)
         out["item_mean"] = acc / items.height
+        ns["item_mean"] = items.height
     # Harness rules (see RULES): every finite number read, sentinels dropped or kept.
     out.update(dict.fromkeys(HARNESS_RULES))
     if cfg.preference is None or field != cfg.headline:
         read = cell.filter(pl.col(f"{field}__raw").is_not_null())
         kept = read.filter(pl.col(f"{field}__status") != "sentinel")
         for rule, part in (("drop_sentinels_only", kept), ("raw_numeric_mean", read)):
+            ns[rule] = part.height
             if part.height:
                 out[rule] = _exact_sum(part[f"{field}__raw"].to_numpy()) / part.height
     if rows.filter(pl.col("bucket") == "missing_planned").height:
         planned = rows.filter((pl.col("bucket") == "missing_planned") & scope).height
         denom = n_rows + planned
         out["zero_filled_planned"] = total / denom if denom else None
-    return out
+        ns["zero_filled_planned"] = denom
+    return out, ns
 
 
 def aggregation_rules(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
@@ -413,7 +423,7 @@ def published_check(rows: pl.DataFrame, cfg: Config, published_df: pl.DataFrame,
             printed = rec[f]
             if printed is None:
                 continue
-            values = _rule_fractions(rows, cfg, variant, judge, subset, f)
+            values, counts = _rule_table(rows, cfg, variant, judge, subset, f)
             target = Fraction(Decimal(printed))
             reproduced = sorted(r for r, v in values.items() if printed_matches(v, printed))
             dist = {r: abs(float(v - target)) for r, v in values.items() if v is not None}
@@ -429,6 +439,8 @@ def published_check(rows: pl.DataFrame, cfg: Config, published_df: pl.DataFrame,
                 "nearest_value": None if nearest is None else float(values[nearest]),  # type: ignore[arg-type]
                 "distance": None if nearest is None else dist[nearest],
                 "valid_mean": float(vm.mean()) if vm.len() else None,  # type: ignore[arg-type]
+                "rules": {r: {"value": None if v is None else float(v), "n": counts.get(r)}
+                          for r, v in values.items()},
             })
     return out
 

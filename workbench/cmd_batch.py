@@ -2,9 +2,9 @@
 
 The manifest is a YAML list of entries (or a mapping with an ``entries`` list). Each entry
 has a ``name`` (the folder ``DIR/<name>/``), ``inputs`` (a path or a list) and any of
-``config``, ``preset``, ``plan``, ``published``, ``claims`` and ``params`` (a mapping of config
-keys to values; ``min_valid_n``, ``min_clusters``, ``seed`` and ``resamples`` become the
-matching flags). Relative paths are resolved against the manifest's folder.
+``config``, ``preset``, ``plan``, ``published``, ``claims``, ``no_gate`` (true: report a failed
+gate without failing) and ``params`` (a mapping of config keys to values; ``min_valid_n``,
+``min_clusters``, ``seed`` and ``resamples`` become the matching flags). Relative paths are resolved against the manifest's folder.
 
 Every entry runs as its own ``workbench report`` process, so one bad input fails its entry
 and nothing else. ``DIR/index.html`` links every report with its status (ok, gate failed,
@@ -32,7 +32,7 @@ from . import cli
 from .errors import WorkbenchError
 from .report import CSS, esc, num
 
-ENTRY_KEYS = {"name", "inputs", "config", "preset", "plan", "published", "claims", "params"}
+ENTRY_KEYS = {"name", "inputs", "config", "preset", "plan", "published", "claims", "params", "no_gate"}
 PATH_KEYS = ("config", "plan", "published", "claims")
 FLAG_PARAMS = {
     "min_valid_n": "--min-valid-n",
@@ -51,10 +51,13 @@ class Entry:
     inputs: list[str]
     options: dict[str, str] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
+    no_gate: bool = False
 
     def argv(self, out: Path) -> list[str]:
         """The ``workbench report`` arguments for this entry."""
         args = ["report", *self.inputs, "--out", str(out), "--quiet"]
+        if self.no_gate:
+            args.append("--no-gate")
         for key, value in self.options.items():
             args += [f"--{key}", value]
         for key, value in self.params.items():
@@ -136,6 +139,9 @@ def read_manifest(path: str | Path) -> list[Entry]:
                 if key == "preset" or (key == "plan" and value == "complete")
                 else str(_resolve(base, value))
             )
+        no_gate = raw.get("no_gate", False)
+        if not isinstance(no_gate, bool):
+            raise WorkbenchError(f"{where} ({name}): 'no_gate' must be true or false")
         params = raw.get("params") or {}
         if not isinstance(params, Mapping):
             raise WorkbenchError(
@@ -147,6 +153,7 @@ def read_manifest(path: str | Path) -> list[Entry]:
                 inputs=[str(_resolve(base, x)) for x in inputs],
                 options=options,
                 params=dict(params),
+                no_gate=no_gate,
             )
         )
     return entries

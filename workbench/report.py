@@ -1494,7 +1494,7 @@ def published_table(r: Report) -> Html:
                 signed(None if c["valid_mean"] is None else c["valid_mean"] - c["published"]),
             ]
         )
-    return table(
+    main = table(
         [
             "cell",
             "field",
@@ -1509,8 +1509,39 @@ def published_table(r: Report) -> Html:
         caption="Rules: valid mean (missing dropped), zero filled (missing = 0), min filled "
         "(missing = "
         "rubric minimum), item mean (judges averaged per item first), zero filled planned "
-        "(planned-but-absent judgments also 0). Matched at the printed precision.",
+        "(planned-but-absent judgments also 0), drop sentinels only (every number read except "
+        "sentinels, out-of-range kept: FastChat's rule), raw numeric mean (every number read, "
+        "sentinels included). Matched at the printed precision.",
     )
+    return join([main, details("Every rule's value for every published cell (value over n)",
+                               published_rules_table(r))])
+
+
+def published_rules_table(r: Report) -> Html:
+    """Each published cell under every aggregation rule: the value it gives and over how many."""
+    checks = r.doc.get("published_check") or []
+    names = [n for n in _RULE_ORDER if any(n in (p.get("rules") or {}) for p in checks)]
+    rows = []
+    for p in checks:
+        rules = p.get("rules") or {}
+        nd = int(p.get("decimals") or 2)
+        cells = []
+        for n in names:
+            v = rules.get(n, {})
+            if v.get("value") is None:
+                cells.append("-")
+            else:
+                mark = " *" if n in (p.get("reproduced_by") or []) else ""
+                cells.append(f"{num(v['value'], nd)} ({v.get('n')}){mark}")
+        rows.append([_cell_label(p), p["field"], num(p["published"], nd), *cells])
+    return table(["cell", "field", "published", *[n.replace("_", " ") for n in names]], rows,
+                 numeric=list(range(2, 3 + len(names))),
+                 caption="value (n): the cell under each rule and the number of values it averages; "
+                 "* = reproduces the printed value.")
+
+
+_RULE_ORDER = ("valid_mean", "zero_filled", "min_filled", "item_mean", "zero_filled_planned",
+               "drop_sentinels_only", "raw_numeric_mean")
 
 
 def offsets_tables(r: Report) -> Html:
