@@ -350,3 +350,47 @@ def test_plan_complete_on_the_command_line(good: str, tmp_path: Path, capsys) ->
     # (claude, baseline, s6, 1) + (claude, baseline, s6, 2) = 51 -> 5 planned, no row
     assert doc["ledger"]["missing_planned"] == 5
     assert doc["plan"]["planned"] == 56 and doc["plan"]["mode"] == "complete"
+
+
+@pytest.mark.parametrize(
+    "section", ["rubric: 5", "bootstrap: 7", "constants: [a]", "pass: [1]", "consistency: 3"]
+)
+def test_config_section_of_the_wrong_type_exits_2(section: str, good: str, tmp_path: Path,
+                                                   capsys) -> None:
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text(section + "\n", encoding="utf-8")
+    code, _, err = run_main(["analyze", good, "--config", str(cfg), "--out", str(tmp_path / "o")],
+                            capsys)
+    name = section.split(":")[0]
+    assert code == 2 and f"{name} must be a mapping" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_out_naming_an_existing_file_exits_2(good: str, tmp_path: Path, capsys) -> None:
+    target = tmp_path / "taken"
+    target.write_text("x", encoding="utf-8")
+    code, _, err = run_main(["analyze", good, "--out", str(target)], capsys)
+    assert code == 2 and "--out must be a directory" in err and "Traceback" not in err
+
+
+def test_pass_gate_on_the_wilson_lower_bound_fails_the_run(tmp_path: Path, capsys) -> None:
+    # 19 of 20 pass (overall >= 7): point estimate 0.95, Wilson 95% lower bound 0.764 < 0.8
+    lines = [make_row_line(scenario=f"s{i % 5}", trial=i // 5, judge="j", variant="A",
+                           overall=3 if i == 7 else 9) for i in range(20)]
+    path = write_lines(tmp_path / "r.jsonl", lines)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("pass: {threshold: 7, gate: 0.8}\nmin_valid_n: 5\n", encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, _ = run_main(["analyze", path, "--config", str(cfg), "--out", str(out), *FAST],
+                               capsys)
+    assert code == 1
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    (fail,) = doc["gate"]["pass_failing"]
+    assert fail["variant"] == "A" and fail["wilson_low"] == pytest.approx(0.763869, abs=2e-6)
+    from workbench import terminal
+
+    text = terminal.scorecard_text(doc) or ""
+    assert "gate: FAILED" in text and "lower bound 0.764 < 0.8" in text
+    cfg.write_text("pass: {threshold: 7, gate: 0.75}\nmin_valid_n: 5\n", encoding="utf-8")
+    code, _, _ = run_main(["analyze", path, "--config", str(cfg), "--out", str(out), *FAST], capsys)
+    assert code == 0

@@ -778,8 +778,9 @@ def test_wilson_lower_bound_gate_fails_19_of_20(tmp_path: Path) -> None:
     lo, hi = proportion_confint(19, 20, alpha=0.05, method="wilson")
     assert (rec["wilson_low"], rec["wilson_high"]) == (pytest.approx(lo), pytest.approx(hi))
     assert rec["rate"] >= 0.8 and rec["gate_pass"] is False  # the point estimate would have passed
-    # pass^k: 5 scenarios x 4 trials; only s2 (i = 7) has a failure -> 4 of 5 pass all 4
-    assert (rec["k"], rec["pass_hat_k"], rec["scenarios_with_k"]) == (4, 0.8, 5)
+    # pass^k: 5 (scenario, judge) items x 4 trials with an outcome (s0's trial 9 has none
+    # and is left out); only s2 (i = 7) has a failure -> 4 of 5 pass all 4
+    assert (rec["k"], rec["pass_hat_k"], rec["units_with_k"]) == (4, 0.8, 5)
 
 
 def test_pass_hat_k_by_a_naive_loop(tmp_path: Path) -> None:
@@ -813,11 +814,14 @@ def test_pass_hat_k_by_a_naive_loop(tmp_path: Path) -> None:
             for r in mine:
                 per[r["scenario"]].append(r["overall"] >= 6)
             k = max(len(x) for x in per.values())
-            all_k = sum(1 for x in per.values() if len(x) == k and all(x))
+            # items with fewer than k outcomes cannot show k passes or k tries: left out
+            full = [x for x in per.values() if len(x) == k]
+            all_k = sum(1 for x in full if all(x))
             rec = got[(v, subset)]
             assert rec["passes"] == sum(sum(x) for x in per.values()) and rec["n"] == len(mine)
             assert rec["k"] == k
-            assert rec["pass_hat_k"] == pytest.approx(all_k / len(per))
+            assert rec["pass_hat_k"] == pytest.approx(all_k / len(full))
+            assert rec["units_with_k"] == len(full)
             assert rec["gate_pass"] is None
 
 

@@ -37,7 +37,7 @@ import yaml
 from . import paired, stats
 from .config import Config
 from .errors import InputError
-from .scorecard import STATUS_MEASURED, cell_rows, subset_filter, summarize_cell
+from .scorecard import STATUS_MEASURED, cell_row_count, cell_rows, subset_filter, summarize_cell
 
 RULES: tuple[str, ...] = ("valid_mean", "zero_filled", "min_filled", "item_mean",
                           "zero_filled_planned", "drop_sentinels_only", "raw_numeric_mean")
@@ -546,7 +546,8 @@ def _side(rows: pl.DataFrame, cfg: Config, variant: str, claim: dict[str, Any],
           fld: str) -> dict[str, Any]:
     cell = cell_rows(rows).filter(_scope(rows, cfg, variant, claim["judge"], claim["subset"]))
     valid = cell.filter(pl.col(fld).is_not_null())
-    summ = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(), cell.height, cfg)
+    summ = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(),
+                          cell_row_count(cell), cfg)
     return {"summary": summ, "judges": sorted(set(cell["judge"].drop_nulls().to_list()))}
 
 

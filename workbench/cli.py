@@ -117,6 +117,9 @@ def check_input_files(args: argparse.Namespace) -> None:
             raise WorkbenchError(f"{path}: --{flag} file not found")
     if args.plan not in (None, "complete") and not Path(args.plan).is_file():
         raise WorkbenchError(f"{args.plan}: plan file not found")
+    out = getattr(args, "out", None)
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        raise WorkbenchError(f"{out}: --out must be a directory; a file of that name exists")
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -142,13 +145,16 @@ def write_outputs(analysis: Any, out: Path, argv: Sequence[str] | None = None) -
     import platform
     import time
 
-    out.mkdir(parents=True, exist_ok=True)
-    res = results.write(out / "results.json", analysis.doc)
-    rows = out / "rows.parquet"
-    analysis.rows.write_parquet(rows)
-    run = {"argv": list(argv or []), "host": platform.node(), "python": platform.python_version(),
-           "finished_unix": time.time()}
-    (out / "run.json").write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        res = results.write(out / "results.json", analysis.doc)
+        rows = out / "rows.parquet"
+        analysis.rows.write_parquet(rows)
+        run = {"argv": list(argv or []), "host": platform.node(), "python": platform.python_version(),
+               "finished_unix": time.time()}
+        (out / "run.json").write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise WorkbenchError(f"{out}: cannot write outputs: {exc.strerror or exc}") from exc
     return {"results": res, "rows": rows}
 
 

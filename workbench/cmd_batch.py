@@ -8,8 +8,9 @@ gate without failing) and ``params`` (a mapping of config keys to values; ``min_
 
 Every entry runs as its own ``workbench report`` process, so one bad input fails its entry
 and nothing else. ``DIR/index.html`` links every report with its status (ok, gate failed,
-or error with the error's line) and headline numbers. Exit 1 when any entry errored, else 0
-(a failed gate is a finding shown in the index, not a batch failure).
+or error with the error's line) and headline numbers. Exit 1 when any entry errored or
+failed its preregistered gate (as ``workbench report`` would for that entry), else 0; an
+entry with ``no_gate: true`` shows its gate without failing.
 """
 
 from __future__ import annotations
@@ -309,4 +310,6 @@ def run(args: argparse.Namespace) -> int:
     index = out / "index.html"
     index.write_text(index_html(outcomes, args.manifest), encoding="utf-8")
     print(index)
-    return 1 if any(o.status == "error" for o in outcomes) else 0
+    # Exit codes as for a single report: a failed gate fails its entry (and so the batch),
+    # as an error does; an entry with `no_gate: true` reports the gate without failing.
+    return 1 if any(o.status in ("error", "gate failed") for o in outcomes) else 0

@@ -256,6 +256,16 @@ def _int(v: Any, name: str, lo: int = 0) -> int:
     return int(v)
 
 
+def _section(m: dict[str, Any], name: str) -> dict[str, Any]:
+    """A config section that must be a mapping (``rubric: {min: 1, max: 10}``), or {} if unset."""
+    value = m.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"config: {name} must be a mapping (see docs/config.md), got {value!r}")
+    return value
+
+
 def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
     keys_in = m["keys"] or {}
     if not isinstance(keys_in, dict):
@@ -293,7 +303,7 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
     if headline not in names:
         raise ConfigError(f"config: headline {headline!r} is not one of scores {names}")
 
-    rubric = m["rubric"] or {}
+    rubric = _section(m, "rubric")
     rmin = _num(rubric.get("min"), "rubric.min")
     rmax = _num(rubric.get("max"), "rubric.max")
     if rmin >= rmax:
@@ -333,7 +343,7 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
             sub[fld] = tuple(str(v) for v in values)
         subsets[str(name)] = sub
 
-    constants = {str(k): str(v) for k, v in (m["constants"] or {}).items()}
+    constants = {str(k): str(v) for k, v in _section(m, "constants").items()}
     bad = set(constants) - set(KEY_FIELDS)
     if bad:
         raise ConfigError(f"config: constants may set key fields only, not {sorted(bad)}")
@@ -347,7 +357,7 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         if not rx.groupindex:
             raise ConfigError("config: path_fields needs named groups, e.g. (?P<judge>...)")
 
-    boot = m["bootstrap"] or {}
+    boot = _section(m, "bootstrap")
     contrasts = m["contrasts"]
     if contrasts is not None:
         if not isinstance(contrasts, list) or any(
@@ -355,8 +365,8 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         ):
             raise ConfigError("config: contrasts must be a list of [a, b] pairs")
         contrasts = tuple((str(a), str(b)) for a, b in contrasts)
-    pas = m["pass"] or {}
-    cons = m["consistency"] or {}
+    pas = _section(m, "pass")
+    cons = _section(m, "consistency")
 
     def opt_path(v: Any, name: str) -> FieldPath | None:
         return None if v is None else parse_path(v, f"config: {name}")

@@ -218,6 +218,10 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
         "pairing_correlation": power["rho_pearson"], "pairing_spearman": power["rho_spearman"],
         "design_effect": power["deff"], "sd": power["sd"], "n_needed_paired": power["paired"],
         "mde": stats.mde(ds.se, ds.df, cfg.alpha, cfg.power) if ds.se is not None else None,
+        # the same for the paired estimate: its clustered SE already carries the pairing
+        # correlation and the clustering of matched units within scenarios
+        "mde_paired": (stats.mde(ps.se_clustered, ps.df_clustered, cfg.alpha, cfg.power)
+                       if ps.se_clustered is not None else None),
         "target_effect": cfg.target_effect, "n_needed": n_need,
     }
 
@@ -227,7 +231,8 @@ def contrasts(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
 
     ``p_holm``: Holm adjustment of the unpaired clustered p-values within each family
     (one family per subset). ``mde``: the difference this design would detect with
-    ``power`` at ``alpha`` given its observed clustered SE (the SE behind ``p``). ``n_needed``:
+    ``power`` at ``alpha`` given its observed clustered SE (the SE behind ``p``, unpaired);
+    ``mde_paired`` the same for the paired estimate on matched units. ``n_needed``:
     valid n per side (pairs when ``n_needed_paired``) to detect ``target_effect`` (normal
     approximation with pairing correlation and design effect, see :func:`_power_inputs`).
     ``matched``/``unmatched_a``/``unmatched_b`` count units of ``paired_unit``: (scenario,

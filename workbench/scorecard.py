@@ -180,15 +180,17 @@ def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
 
     The outcome is a configured boolean field or ``headline >= pass.threshold``; rows with
     no outcome (no valid score) are not passes and not failures: they are out of ``n``.
-    ``pass_hat_k`` is the share of scenarios whose ``k`` judged rows all passed, with ``k`` the
-    largest number of judged rows any scenario has for the variant (scenarios with fewer
-    judged rows are not counted as passing all k). ``gate_pass`` compares the Wilson lower
-    bound, never the point estimate, with ``pass.gate``.
+    ``pass_hat_k`` (pass^k) is the share of items, an item being a (scenario, judge) pair,
+    whose ``k`` trials all passed, with ``k`` the largest number of trials with an outcome any
+    item has. Only items with all ``k`` outcomes are in the denominator (``units_with_k``): an
+    item with a missing outcome is neither a pass nor a fail of all k, so it is left out, not
+    counted as failing; ``pass_hat_k`` is null when no item has all k. ``gate_pass`` compares
+    the Wilson lower bound, never the point estimate or pass^k, with ``pass.gate``.
     """
     expr = _pass_column(rows, cfg)
     schema = {"variant": pl.String, "subset": pl.String, "passes": pl.Int64, "n": pl.Int64,
               "rate": pl.Float64, "wilson_low": pl.Float64, "wilson_high": pl.Float64,
-              "pass_hat_k": pl.Float64, "k": pl.Int64, "scenarios_with_k": pl.Int64,
+              "pass_hat_k": pl.Float64, "k": pl.Int64, "units_with_k": pl.Int64,
               "gate_threshold": pl.Float64, "gate_pass": pl.Boolean}
     if expr is None:
         return pl.DataFrame([], schema=schema)
@@ -202,15 +204,15 @@ def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
         for (variant,), g in sorted(sub.partition_by(["variant"], as_dict=True).items()):
             passes, n = int(g["__pass"].sum()), g.height
             lo, hi = stats.wilson_interval(passes, n, cfg.confidence)
-            per = g.group_by("scenario").agg(pl.len().alias("k"), pl.col("__pass").all().alias("all"))
+            per = g.group_by("scenario", "judge").agg(pl.col("trial").n_unique().alias("k"),
+                                                      pl.col("__pass").all().alias("all"))
             k = int(per["k"].max()) if per.height else 0
             full = per.filter(pl.col("k") == k)
-            # pass^k over scenarios that have all k judged rows; fewer rows cannot show k passes.
-            phk = float(full["all"].sum()) / per.height if per.height else None
+            phk = float(full["all"].sum()) / full.height if full.height else None
             gate = None if cfg.pass_gate is None or lo is None else bool(lo >= cfg.pass_gate)
             out.append({"variant": variant, "subset": subset, "passes": passes, "n": n,
                         "rate": passes / n if n else None, "wilson_low": lo, "wilson_high": hi,
-                        "pass_hat_k": phk, "k": k, "scenarios_with_k": full.height,
+                        "pass_hat_k": phk, "k": k, "units_with_k": full.height,
                         "gate_threshold": cfg.pass_gate, "gate_pass": gate})
     return pl.DataFrame(out, schema=schema)
 
@@ -249,11 +251,13 @@ def consistency(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
 # --------------------------------------------------------------------------- gate
 
 
-def gate(card: pl.DataFrame, cfg: Config) -> dict[str, Any]:
-    """The preregistered gate: every pooled headline cell over all scenarios is ``measured``.
+def gate(card: pl.DataFrame, cfg: Config, passes: pl.DataFrame | None = None) -> dict[str, Any]:
+    """The preregistered gate: every pooled headline cell over all scenarios is ``measured``,
+    and, when ``pass.gate`` is configured, every variant's Wilson lower bound reaches it.
 
-    Returns ``{passed, min_valid_n, min_clusters, failing: [{variant, valid_n, rows,
-    clusters, status, why}]}``.
+    Returns ``{passed, field, min_valid_n, min_clusters, failing: [{variant, valid_n, rows,
+    clusters, status, why}], pass_gate, pass_failing: [{variant, wilson_low, rate, passes, n,
+    why}]}``.
     """
     pooled = card.filter(pl.col("judge").is_null() & pl.col("subset").is_null()
                          & (pl.col("field") == cfg.headline))
@@ -266,5 +270,15 @@ def gate(card: pl.DataFrame, cfg: Config) -> dict[str, Any]:
             why.append(f"{r['clusters']} scenarios < {cfg.min_clusters} preregistered")
         failing.append({"variant": r["variant"], "valid_n": r["valid_n"], "rows": r["rows"],
                         "clusters": r["clusters"], "status": r["status"], "why": "; ".join(why)})
-    return {"passed": not failing, "min_valid_n": cfg.min_valid_n, "min_clusters": cfg.min_clusters,
-            "field": cfg.headline, "failing": failing}
+    pass_failing = []
+    if passes is not None and cfg.pass_gate is not None and passes.height:
+        for r in passes.filter(pl.col("subset").is_null() & (pl.col("gate_pass") != True)).iter_rows(  # noqa: E712
+                named=True):
+            pass_failing.append({
+                "variant": r["variant"], "wilson_low": r["wilson_low"], "rate": r["rate"],
+                "passes": r["passes"], "n": r["n"],
+                "why": f"pass rate lower bound {r['wilson_low']:.3f} < {cfg.pass_gate:g} "
+                       f"({r['passes']}/{r['n']} passed)"})
+    return {"passed": not failing and not pass_failing, "min_valid_n": cfg.min_valid_n,
+            "min_clusters": cfg.min_clusters, "field": cfg.headline, "failing": failing,
+            "pass_gate": cfg.pass_gate, "pass_failing": pass_failing}

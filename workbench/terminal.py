@@ -48,7 +48,8 @@ def table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
 
 def ledger_text(doc: dict[str, Any]) -> str:
     led = doc["ledger"]
-    parts = [f"{k} {v}" for k, v in led.items() if k != "lines" and v]
+    # missing_planned is beside the ledger, not in it: the sum must equal the lines read.
+    parts = [f"{k} {v}" for k, v in led.items() if k not in ("lines", "missing_planned") and v]
     notes = doc.get("ledger_notes", {})
     extra = [f"{k} {v}" for k, v in notes.items() if v]
     text = f"ledger: {led['lines']} lines = " + " + ".join(parts)
@@ -113,7 +114,8 @@ def scorecard_text(doc: dict[str, Any]) -> str | None:
         bounds = ("-" if c["lower_bound"] is None else f"[{c['lower_bound']:.2f}, {c['upper_bound']:.2f}]")
         rows.append([str(c["variant"]), cell_text(c), zf, bounds, str(c["clusters"]) + mark])
     unit = doc.get("value_unit", "rubric points")
-    head = ["variant", f"{hl}: mean (valid/rows) [95% CI]", "zero-filled", "if missing were min..max",
+    conf = doc["config"].get("confidence", 0.95)
+    head = ["variant", f"{hl}: mean (valid/rows) [{100 * conf:g}% CI]", "zero-filled", "if missing were min..max",
             "scenarios"]
     lines = [f"scorecard: {hl} ({unit}), judges pooled, valid rows only; measured cells ranked, others listed "
              "after and never ranked", table(head, rows, {2})]
@@ -123,7 +125,9 @@ def scorecard_text(doc: dict[str, Any]) -> str | None:
             lines.append(f"gate: passed (every pooled cell has >= {gate['min_valid_n']} valid and "
                          f">= {gate['min_clusters']} scenarios)")
         else:
-            lines.append("gate: FAILED: " + "; ".join(f"{f['variant']}: {f['why']}" for f in gate["failing"]))
+            why = [f"{f['variant']}: {f['why']}" for f in gate["failing"]]
+            why += [f"{f['variant']}: {f['why']}" for f in gate.get("pass_failing", [])]
+            lines.append("gate: FAILED: " + "; ".join(why))
     return "\n".join(lines)
 
 
