@@ -394,3 +394,23 @@ def test_pass_gate_on_the_wilson_lower_bound_fails_the_run(tmp_path: Path, capsy
     cfg.write_text("pass: {threshold: 7, gate: 0.75}\nmin_valid_n: 5\n", encoding="utf-8")
     code, _, _ = run_main(["analyze", path, "--config", str(cfg), "--out", str(out), *FAST], capsys)
     assert code == 0
+
+
+def test_config_names_that_match_no_row(good: str, tmp_path: Path, capsys) -> None:
+    cfg = tmp_path / "c.yaml"
+    out = tmp_path / "out"
+    # a subset that selects nothing would leave its cells silently empty: exit 2
+    cfg.write_text("subsets: {fw: {scenario: [nope1, nope2]}}\n", encoding="utf-8")
+    code, _, err = run_main(["analyze", good, "--config", str(cfg), "--out", str(out), *FAST], capsys)
+    assert code == 2 and "subset 'fw' selects no row" in err
+    # a contrast naming an absent variant: exit 2, naming it
+    cfg.write_text("contrasts: [[baseline, nosuch]]\n", encoding="utf-8")
+    code, _, err = run_main(["analyze", good, "--config", str(cfg), "--out", str(out), *FAST], capsys)
+    assert code == 2 and "nosuch" in err and "Traceback" not in err
+    # one typo among real names: the run goes on and says so
+    cfg.write_text("subsets: {fw: {scenario: [s0, s1, s_typo]}}\n", encoding="utf-8")
+    code, _, err = run_main(["analyze", good, "--config", str(cfg), "--out", str(out), "--no-gate",
+                             *FAST], capsys)
+    assert code == 0, err
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert doc["config_warnings"] == ["subset 'fw': scenario value(s) s_typo occur in no row"]

@@ -10,7 +10,7 @@ report notebook::
     a.frame("census").to_pandas()
 """
 
-from .api import census, contrasts, judge_offsets, load_rows, scorecard
+from .api import census, claims, contrasts, judge_offsets, load_rows, published_check, scorecard
 from .config import Config, load_config
 from .errors import ConfigError, InputError, WorkbenchError
 from .ingest import BUCKETS, FIELD_STATUSES, read_rows
@@ -27,9 +27,11 @@ __all__ = [
     "WorkbenchError",
     "apply_plan",
     "census",
+    "claims",
     "contrasts",
     "judge_offsets",
     "load_rows",
+    "published_check",
     "scorecard",
     "count_ledger",
     "load",

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 import polars as pl
 
 from .census import census as _census_table
+from .config import Config, load_config
 from .paired import contrasts as _contrasts
 from .paired import judge_offsets as _judge_offsets
 from .scorecard import scorecard as _scorecard_table
-from .config import Config, load_config
 
 
 def load_rows(inputs: Sequence[str] | str, config: Config | str | None = None, preset: str | None = None,
@@ -51,3 +51,19 @@ def judge_offsets(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
 def contrasts(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     """Variant contrasts, unpaired and paired, with power (see :func:`workbench.paired.contrasts`)."""
     return _frame(_contrasts(rows, cfg))
+
+
+def claims(rows: pl.DataFrame, cfg: Config, claims_file: str) -> pl.DataFrame:
+    """Each headline claim of a claims YAML checked against the rows: verdict, interval, bounds."""
+    from .check import check_claims, claims_frame, read_claims
+
+    return claims_frame(check_claims(rows, cfg, read_claims(claims_file)))
+
+
+def published_check(rows: pl.DataFrame, cfg: Config, published_file: str) -> pl.DataFrame:
+    """Each cell of a published scorecard CSV under every aggregation rule: which reproduce it."""
+    from .check import published_check as _published_check
+    from .check import published_frame, read_published
+
+    return published_frame(_published_check(rows, cfg, read_published(published_file, cfg),
+                                            source=published_file))

@@ -16,12 +16,12 @@ import polars as pl
 # Stage functions are imported by name: the package re-exports functions called
 # ``census`` and ``scorecard``, which shadow the submodules as attributes of ``workbench``.
 from . import api, ingest, ledger, paired
-from .census import census_margins, missingness_tests, scale_checks
 from .census import census as census_table
-from .scorecard import consistency, flag_rates, gate, pass_rates
-from .scorecard import scorecard as scorecard_table
+from .census import census_margins, missingness_tests, scale_checks
 from .config import Config
 from .results import SCHEMA_VERSION
+from .scorecard import check_names, consistency, flag_rates, gate, pass_rates
+from .scorecard import scorecard as scorecard_table
 
 
 @dataclass
@@ -73,6 +73,7 @@ def run(
 ) -> Analysis:
     """Run every stage and return the :class:`Analysis` (nothing is written to disk)."""
     rows, sources, plan_info = load(inputs, cfg, plan, progress)
+    config_warnings = check_names(rows, cfg)
     hl = cfg.headline
     led = ledger.count_ledger(rows, planned=plan is not None)
     cen = census_table(rows, cfg)
@@ -83,6 +84,7 @@ def run(
         "inputs": [{"path": s.path, "sha256": s.sha256, "lines": s.lines} for s in sources],
         "config": cfg.to_dict(),
         "config_sources": list(cfg.sources),
+        "config_warnings": config_warnings,
         "plan": plan_info,
         "ledger": led,
         "ledger_notes": {
@@ -106,7 +108,7 @@ def run(
     doc["flag_rates"] = flags.to_dicts()
     doc["pass_rates"] = passes.to_dicts()
     doc["consistency"] = cons.to_dicts()
-    doc["gate"] = gate(card, cfg)
+    doc["gate"] = gate(card, cfg, passes)
     doc["judge_offsets"] = paired.judge_offsets(rows, cfg)
     doc["contrasts"] = paired.contrasts(rows, cfg)
     # headline check (workbench.check): a published card and/or claims, when given

@@ -282,3 +282,37 @@ def gate(card: pl.DataFrame, cfg: Config, passes: pl.DataFrame | None = None) ->
     return {"passed": not failing and not pass_failing, "min_valid_n": cfg.min_valid_n,
             "min_clusters": cfg.min_clusters, "field": cfg.headline, "failing": failing,
             "pass_gate": cfg.pass_gate, "pass_failing": pass_failing}
+
+
+# --------------------------------------------------------------------------- config vs rows
+
+
+def check_names(rows: pl.DataFrame, cfg: Config) -> list[str]:
+    """Check the names a config uses against the rows; return warnings, raise on nonsense.
+
+    A subset that selects no row at all, or a configured contrast naming a variant with no
+    row, is a :class:`~workbench.errors.ConfigError` (exit 2): its cells would silently be
+    empty. A subset value that matches nothing while others do is a warning (a typo, or a
+    scenario that produced no row): returned as text for results.json and the terminal.
+    """
+    from .errors import ConfigError
+
+    keyed = rows.filter(~pl.col("bucket").is_in(["blank", "malformed"]))
+    warnings: list[str] = []
+    for name, spec in cfg.subsets.items():
+        if keyed.filter(subset_filter(cfg, name)).height == 0:
+            raise ConfigError(f"config: subset {name!r} selects no row of the inputs "
+                              f"({'; '.join(f'{k}: {list(v)}' for k, v in spec.items())})")
+        for fld, values in spec.items():
+            known = set(keyed[fld].drop_nulls().to_list())
+            unknown = [v for v in values if v not in known]
+            if unknown:
+                warnings.append(f"subset {name!r}: {fld} value(s) {', '.join(unknown)} occur in no row")
+    if cfg.contrasts is not None:
+        variants = set(keyed["variant"].drop_nulls().to_list())
+        for a, b in cfg.contrasts:
+            missing = [v for v in (a, b) if v not in variants]
+            if missing:
+                raise ConfigError(f"config: contrast [{a}, {b}] names variant(s) with no row: "
+                                  f"{', '.join(missing)} (variants: {', '.join(sorted(variants))})")
+    return warnings

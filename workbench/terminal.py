@@ -135,7 +135,10 @@ def print_analysis(analysis: Any, file: Any = None) -> None:
     """Print ledger, census and (when present) the pooled headline scorecard."""
     f = file or sys.stdout
     doc = analysis.doc
-    blocks = [ledger_text(doc), malformed_text(doc), census_text(doc), scorecard_text(doc)]
+    warn = doc.get("config_warnings") or []
+    blocks = [ledger_text(doc), malformed_text(doc),
+              "\n".join(f"warning: {w}" for w in warn) if warn else None,
+              census_text(doc), scorecard_text(doc)]
     if doc.get("claims") is not None or doc.get("published_check") is not None:
         from .cmd_check import claims_text, published_text
 
