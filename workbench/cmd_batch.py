@@ -4,7 +4,8 @@ The manifest is a YAML list of entries (or a mapping with an ``entries`` list). 
 has a ``name`` (the folder ``DIR/<name>/``), ``inputs`` (a path or a list) and any of
 ``config``, ``preset``, ``plan``, ``published``, ``claims``, ``no_gate`` (true: report a failed
 gate without failing) and ``params`` (a mapping of config keys to values; ``min_valid_n``,
-``min_clusters``, ``seed`` and ``resamples`` become the matching flags). Relative paths are resolved against the manifest's folder.
+``min_clusters``, ``seed`` and ``resamples`` become the matching flags). Relative paths are
+resolved against the manifest's folder.
 
 Every entry runs as its own ``workbench report`` process, so one bad input fails its entry
 and nothing else. ``DIR/index.html`` links every report with its status (ok, gate failed,
