@@ -574,3 +574,12 @@ def test_harness_rules_keep_out_of_range_and_sentinels(tmp_path: Path) -> None:
     assert got["drop_sentinels_only"] == pytest.approx(sum(kept) / len(kept), abs=1e-12)
     assert got["valid_mean"] == pytest.approx(naive_valid(rows)[0], abs=1e-12)
     assert got["zero_filled"] == pytest.approx(naive_zero(rows), abs=1e-12)
+
+
+def test_unnamed_claims_on_one_pair_get_distinct_names(tmp_path: Path) -> None:
+    path = tmp_path / "claims.yaml"
+    path.write_text("- {a: A, b: B, claimed: 1.0}\n"
+                    "- {a: A, b: B, field: honesty, claimed: 0.5}\n"
+                    "- {a: A, b: B, field: honesty, subset: fw, claimed: 0.2}\n", encoding="utf-8")
+    names = [c["name"] for c in check.read_claims(str(path))]
+    assert names == ["A vs B", "A vs B (honesty)", "A vs B (honesty, fw)"]

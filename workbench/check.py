@@ -206,7 +206,9 @@ def read_claims(path: str) -> list[dict[str, Any]]:
         claimed = _claimed_value(item["claimed"], where, path)
         name = item.get("name")
         if name is None:
-            name = f"{a} vs {b}"
+            # unnamed: a vs b, qualified by whatever tells two claims on that pair apart
+            quals = [str(item[k]) for k in ("field", "subset", "judge") if item.get(k) is not None]
+            name = f"{a} vs {b}" + (f" ({', '.join(quals)})" if quals else "")
         elif not isinstance(name, str) or not name.strip():
             raise InputError(path, f"{where}: 'name' must be a non-empty string")
         name = name.strip()
