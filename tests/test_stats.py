@@ -871,3 +871,20 @@ def test_clustered_interval_coverage():
     cl, nv = cover_cl / reps, cover_naive / reps
     assert cl >= 0.90, f"clustered coverage {cl:.3f} (naive {nv:.3f}), nominal 0.95"
     assert nv < cl - 0.05, f"naive coverage {nv:.3f} vs clustered {cl:.3f}"
+
+
+def test_leave_one_cluster_out_diff_matches_refitting() -> None:
+    rng = np.random.default_rng(11)
+    xa, xb = rng.normal(8, 1, 40), rng.normal(7.5, 1, 35)
+    ca, cb = rng.integers(0, 7, 40), rng.integers(0, 7, 35)
+    ests = []
+    for s in sorted(set(ca.tolist()) | set(cb.tolist())):
+        ka, kb = ca != s, cb != s
+        if ka.any() and kb.any():
+            ests.append(xa[ka].mean() - xb[kb].mean())
+    lo, hi = st.leave_one_cluster_out_diff(xa, ca, xb, cb)
+    assert lo == pytest.approx(min(ests), rel=1e-12) and hi == pytest.approx(max(ests), rel=1e-12)
+    # by hand: drop x -> 2 - 5 = -3; drop y -> 1 - 3 = -2
+    assert st.leave_one_cluster_out_diff([1.0, 2.0], ["x", "y"], [3.0, 5.0], ["x", "y"]) == (-3.0, -2.0)
+    # a cluster holding all of one side cannot be dropped: here no cluster can
+    assert st.leave_one_cluster_out_diff([1.0, 2.0], ["x", "x"], [3.0], ["y"]) == (None, None)

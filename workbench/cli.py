@@ -129,7 +129,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     check_input_files(args)
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
     analysis = pipeline.run(args.inputs, cfg, plan=args.plan, published=args.published,
-                            claims=args.claims, progress=progress)
+                            claims=args.claims, progress=progress,
+                            on_stage=terminal.stage_printer(not args.quiet))
     progress(None)
     out = Path(args.out)
     paths = write_outputs(analysis, out, argv=args.argv)

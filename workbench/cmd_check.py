@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         check.read_published(args.published, cfg)
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
     analysis = pipeline.run(args.inputs, cfg, plan=args.plan, published=args.published,
-                            claims=args.claims, progress=progress)
+                            claims=args.claims, progress=progress,
+                            on_stage=terminal.stage_printer(not args.quiet))
     progress(None)
     if not args.quiet:
         print(screen(analysis))

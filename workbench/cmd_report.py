@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         published=args.published,
         claims=args.claims,
         progress=progress,
+        on_stage=terminal.stage_printer(not args.quiet),
     )
     progress(None)
     cli.write_outputs(analysis, out, argv=getattr(args, "argv", sys.argv))

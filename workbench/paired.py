@@ -190,11 +190,7 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
     m, unit = matched_units(scope, a, b, fld)
     ps = stats.paired_summary(m["diff"].to_numpy(), m["scenario"].to_numpy(), cfg.confidence,
                               cfg.resamples, cfg.seed + 5000 + seed_offset)
-    loo = []
-    for s in sorted(set(ca.tolist()) | set(cb.tolist())):
-        ka, kb = ca != s, cb != s
-        if ka.any() and kb.any():
-            loo.append(float(xa[ka].mean() - xb[kb].mean()))
+    loo_min, loo_max = stats.leave_one_cluster_out_diff(xa, ca, xb, cb) if xa.size and xb.size else (None, None)
     power = _power_inputs(xa, ca, xb, cb, m, unit)
     n_need = (stats.n_needed(power["sd"], cfg.target_effect, cfg.alpha, cfg.power, rho=power["rho"],
                              design_effect=max(power["deff"] or 1.0, 1.0), paired=power["paired"])
@@ -214,7 +210,7 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
         "matched": ps.n,
         "unmatched_a": va.select(key).unique().join(matched_keys, on=key, how="anti").height,
         "unmatched_b": vb.select(key).unique().join(matched_keys, on=key, how="anti").height,
-        "loo_min": min(loo) if loo else None, "loo_max": max(loo) if loo else None,
+        "loo_min": loo_min, "loo_max": loo_max,
         "pairing_correlation": power["rho_pearson"], "pairing_spearman": power["rho_spearman"],
         "design_effect": power["deff"], "sd": power["sd"], "n_needed_paired": power["paired"],
         "mde": stats.mde(ds.se, ds.df, cfg.alpha, cfg.power) if ds.se is not None else None,

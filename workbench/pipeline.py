@@ -70,9 +70,16 @@ def run(
     inputs: Sequence[str], cfg: Config, plan: str | None = None,
     published: str | None = None, claims: str | None = None,
     progress: Callable[[int], None] | None = None,
+    on_stage: Callable[[str], None] | None = None,
 ) -> Analysis:
-    """Run every stage and return the :class:`Analysis` (nothing is written to disk)."""
+    """Run every stage and return the :class:`Analysis` (nothing is written to disk).
+
+    ``progress(n)`` is called as lines are read; ``on_stage(text)`` as each later stage
+    starts (the CLI shows both on a terminal, so a long run is never silent).
+    """
+    stage = on_stage or (lambda text: None)
     rows, sources, plan_info = load(inputs, cfg, plan, progress)
+    stage(f"{rows.height} rows read; census")
     config_warnings = check_names(rows, cfg)
     hl = cfg.headline
     led = ledger.count_ledger(rows, planned=plan is not None)
@@ -99,6 +106,7 @@ def run(
         "missingness_tests": missingness_tests(rows, cfg),
         "scale_checks": scale_checks(rows, cfg),
     }
+    stage(f"scorecard (cluster bootstrap, {cfg.resamples} resamples per cell)")
     card = scorecard_table(rows, cfg)
     flags = flag_rates(rows, cfg)
     passes = pass_rates(rows, cfg)
@@ -109,12 +117,16 @@ def run(
     doc["pass_rates"] = passes.to_dicts()
     doc["consistency"] = cons.to_dicts()
     doc["gate"] = gate(card, cfg, passes)
+    stage("judge offsets")
     doc["judge_offsets"] = paired.judge_offsets(rows, cfg)
+    stage("variant contrasts")
     doc["contrasts"] = paired.contrasts(rows, cfg)
     # headline check (workbench.check): a published card and/or claims, when given
     from . import check
 
     published_checks = claims_checked = None
+    if published is not None or claims is not None:
+        stage("headline check")
     if published is not None:
         published_checks = check.published_check(
             rows, cfg, check.read_published(published, cfg), source=published)

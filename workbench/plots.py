@@ -582,7 +582,7 @@ def altair_heatmap(
         ),
         y=alt.Y("judge:N", sort=judges, title=None, axis=alt.Axis(labelLimit=320)),
     )
-    rate_max = max([d["missing_rate"] or 0.0 for d in data] + [0.5])
+    rate_max = max([d["missing_rate"] for d in data if d["missing_rate"] is not None] + [0.5])
     rect = base.mark_rect(stroke="white", strokeWidth=3).encode(
         color=alt.Color(
             "missing_rate:Q",

@@ -27,6 +27,23 @@ def progress_bar(label: str, enabled: bool = True, total: int | None = None) -> 
     return update
 
 
+def stage_printer(enabled: bool = True) -> Callable[[str], None]:
+    """A callback printing ``workbench: <stage> (t s)`` to stderr as each stage starts.
+
+    Silent unless stderr is a terminal, like :func:`progress_bar`.
+    """
+    if not enabled or not sys.stderr.isatty():
+        return lambda text: None
+    import time
+
+    start = time.perf_counter()
+
+    def say(text: str) -> None:
+        print(f"workbench: {text} ({time.perf_counter() - start:.1f} s)", file=sys.stderr, flush=True)
+
+    return say
+
+
 def _fmt(x: Any, nd: int = 2) -> str:
     if x is None:
         return "-"
