@@ -10,7 +10,15 @@ report notebook::
     a.frame("census").to_pandas()
 """
 
-from .api import census, claims, contrasts, judge_offsets, load_rows, published_check, scorecard
+from .api import (
+    census_table,
+    claims,
+    contrasts,
+    judge_offsets,
+    load_rows,
+    published_check,
+    scorecard_table,
+)
 from .config import Config, load_config
 from .errors import ConfigError, InputError, WorkbenchError
 from .ingest import BUCKETS, FIELD_STATUSES, read_rows
@@ -26,13 +34,13 @@ __all__ = [
     "InputError",
     "WorkbenchError",
     "apply_plan",
-    "census",
+    "census_table",
     "claims",
     "contrasts",
     "judge_offsets",
     "load_rows",
     "published_check",
-    "scorecard",
+    "scorecard_table",
     "count_ledger",
     "load",
     "load_config",

@@ -1,5 +1,8 @@
 """The analyst's API: each stage as one call returning a polars DataFrame.
 
+The census and scorecard calls are named ``census_table`` and ``scorecard_table`` so that
+they do not shadow the submodules ``workbench.census`` and ``workbench.scorecard``.
+
 These are the functions the report notebook calls; ``.to_pandas()`` on any result gives
 what analysts hold. ``rows`` is the row table from :func:`load_rows` (or ``Analysis.rows``).
 """
@@ -28,12 +31,12 @@ def load_rows(inputs: Sequence[str] | str, config: Config | str | None = None, p
     return rows, cfg
 
 
-def census(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+def census_table(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     """Null census per judge x variant (see :func:`workbench.census.census`)."""
     return _census_table(rows, cfg)
 
 
-def scorecard(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+def scorecard_table(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     """Scorecard cells (see :func:`workbench.scorecard.scorecard`)."""
     return _scorecard_table(rows, cfg)
 

@@ -13,8 +13,6 @@ from typing import Any
 
 import polars as pl
 
-# Stage functions are imported by name: the package re-exports functions called
-# ``census`` and ``scorecard``, which shadow the submodules as attributes of ``workbench``.
 from . import api, ingest, ledger, paired
 from .census import census as census_table
 from .census import census_margins, missingness_tests, scale_checks

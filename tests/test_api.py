@@ -1,0 +1,40 @@
+"""The analyst's API: ``import workbench`` gives each stage as a DataFrame, and the stage
+modules stay importable by name (no API function shadows a submodule)."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import polars as pl
+
+import workbench as wb
+
+ROOT = Path(__file__).resolve().parents[1]
+EX = ROOT / "data" / "example"
+
+
+def test_submodules_are_not_shadowed() -> None:
+    for name in ("census", "scorecard", "paired", "check", "ingest", "ledger", "stats", "report"):
+        mod = importlib.import_module(f"workbench.{name}")
+        assert getattr(wb, name, mod) is mod, f"workbench.{name} is shadowed by {getattr(wb, name)!r}"
+
+
+def test_api_frames_match_the_pipeline() -> None:
+    cfg = wb.load_config(str(EX / "config.yaml"), overrides={"bootstrap": {"resamples": 200}})
+    a = wb.run([str(EX / "judge_rows.jsonl")], cfg, plan=str(EX / "plan.csv"))
+    rows = a.rows
+    assert wb.census_table(rows, cfg).equals(a.frame("census"))
+    assert wb.scorecard_table(rows, cfg).equals(a.frame("scorecard"))
+    offs = wb.judge_offsets(rows, cfg)
+    assert offs.height == len(a.doc["judge_offsets"])
+    assert offs["mean_diff"].to_list() == [o["mean_diff"] for o in a.doc["judge_offsets"]]
+    con = wb.contrasts(rows, cfg)
+    assert con["diff"].to_list() == [c["diff"] for c in a.doc["contrasts"]]
+    claims = wb.claims(rows, cfg, str(EX / "claims.yaml"))
+    # the example's three claims (data/example/README.md): a tie, a shrink and one that holds
+    assert claims["verdict"].to_list() == ["tie", "shrinks", "holds"]
+    pub = wb.published_check(rows, cfg, str(EX / "published_scorecard.csv"))
+    assert pub.height == 12 and isinstance(pub, pl.DataFrame)
+    pdf = wb.scorecard_table(rows, cfg).to_pandas()
+    assert len(pdf) == a.frame("scorecard").height
