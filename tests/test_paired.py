@@ -754,3 +754,47 @@ def test_judge_pairs_is_the_inner_join_of_valid_items(offsets: dict[str, Any]) -
     assert {(r["judge_a"], r["judge_b"]) for r in offsets["records"]} == set(
         itertools.combinations(names, 2)
     )
+
+
+def test_mde_paired_from_an_independent_clustered_se(tmp_path) -> None:
+    """mde_paired = (t_{1-a/2, G-1} + t_{power, G-1}) x CR1 SE of the matched differences,
+    recomputed here from a naive join of the rows and statsmodels' cluster-robust OLS."""
+    import json as _json
+
+    import statsmodels.api as _sm
+    from scipy import stats as _sps
+
+    import workbench as wb
+
+    root = Path(__file__).resolve().parents[1] / "data" / "example"
+    cfg = wb.load_config(str(root / "config.yaml"), overrides={"bootstrap": {"resamples": 200}})
+    a = wb.run([str(root / "judge_rows.jsonl")], cfg)
+    rec = next(c for c in a.doc["contrasts"]
+               if (c["a"], c["b"], c["subset"]) == ("single_pass_brief", "stepwise_brief", None))
+    vals: dict[tuple, dict[str, float]] = {}
+    seen: dict[tuple, list[str]] = {}
+    for line in (root / "judge_rows.jsonl").read_text(encoding="utf-8").splitlines():
+        try:
+            obj = _json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(obj, dict) or "scenario" not in obj:
+            continue
+        key = (obj["scenario"], obj["variant"], obj["trial"], obj["judge"])
+        seen.setdefault(key, []).append(line)
+        v = obj.get("overall")
+        if isinstance(v, int | float) and not isinstance(v, bool) and 1 <= v <= 10:
+            vals.setdefault(key, {})["v"] = float(v)
+    # keys seen with different content are held out; identical repeats count once
+    usable = {k: d["v"] for k, d in vals.items() if len(set(seen[k])) == 1}
+    diffs, groups = [], []
+    for (s, var, t, j), v in usable.items():
+        if var == "single_pass_brief" and (s, "stepwise_brief", t, j) in usable:
+            diffs.append(v - usable[(s, "stepwise_brief", t, j)])
+            groups.append(s)
+    assert len(diffs) == rec["matched"]
+    _, codes = np.unique(np.asarray(groups), return_inverse=True)
+    fit = _sm.OLS(np.asarray(diffs), np.ones(len(diffs))).fit(cov_type="cluster", cov_kwds={"groups": codes})
+    g = len(set(groups))
+    want = (_sps.t.ppf(1 - cfg.alpha / 2, g - 1) + _sps.t.ppf(cfg.power, g - 1)) * float(fit.bse[0])
+    assert rec["mde_paired"] == pytest.approx(want, rel=1e-9)

@@ -187,8 +187,8 @@ def headline_numbers(results_path: Path) -> dict[str, Any]:
         "measured": len(means),
         "low": min(means) if means else None,
         "high": max(means) if means else None,
-        "valid": sum(c.get("valid_n") or 0 for c in cells),
-        "rows": sum(c.get("rows") or 0 for c in cells),
+        "valid": sum(int(c["valid_n"]) for c in cells),
+        "rows": sum(int(c["rows"]) for c in cells),
         "lines": (doc.get("ledger") or {}).get("lines"),
     }
     claims = doc.get("claims")

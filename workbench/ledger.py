@@ -74,6 +74,6 @@ def count_ledger(rows: pl.DataFrame, planned: bool) -> dict[str, int | None]:
     out: dict[str, int | None] = {b: int(counts.get(b, 0)) for b in BUCKETS}
     out["lines"] = int(rows.filter(pl.col("line").is_not_null()).height)
     out["missing_planned"] = int(counts.get("missing_planned", 0)) if planned else None
-    if sum(out[b] or 0 for b in BUCKETS) != out["lines"]:
+    if sum(int(out[b]) for b in BUCKETS) != out["lines"]:  # type: ignore[arg-type]
         raise RuntimeError("ledger does not add up: a line landed in no bucket or in two")
     return {k: out[k] for k in LEDGER_KEYS}

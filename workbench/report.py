@@ -1106,7 +1106,7 @@ def ledger_tables(r: Report) -> Html:
     for b, meaning in BUCKET_MEANING.items():
         if b == "missing_planned":
             continue
-        n = led.get(b, 0) or 0
+        n = led[b]
         rows.append([b, n, pct(n / lines), meaning])
         classes.append(None if n else "wb-zero")
     rows.append(
