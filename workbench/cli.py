@@ -77,30 +77,42 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    """Config overrides from flags and ``-p NAME VALUE`` pairs (values parsed as YAML)."""
-    import yaml
+    """Config overrides from flags and ``-p NAME VALUE`` pairs (values parsed as YAML).
+
+    Raises :class:`ConfigError` for a malformed name, a value that is not plain data, or a
+    name that sets a section and also a key inside it (``-p bootstrap 5 --seed 3``).
+    """
+    from .errors import ConfigError
 
     over: dict[str, Any] = {}
-    for name, value in args.param:
-        try:
-            parsed = yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            raise WorkbenchError(f"-p {name}: cannot parse value {value!r}: {exc}") from exc
+
+    def put(parts: list[str], value: Any, label: str) -> None:
         cur = over
+        for i, part in enumerate(parts[:-1]):
+            nxt = cur.setdefault(part, {})
+            if not isinstance(nxt, dict):
+                raise ConfigError(f"{label}: {'.'.join(parts[:i + 1])} is already set to "
+                                  f"{nxt!r}, so {'.'.join(parts)} cannot be set inside it")
+            cur = nxt
+        if isinstance(cur.get(parts[-1]), dict) and not isinstance(value, dict):
+            raise ConfigError(f"{label}: {'.'.join(parts)} is a section whose keys are also set; "
+                              f"it cannot be set to {value!r}")
+        cur[parts[-1]] = value
+
+    for name, value in args.param:
         parts = name.split(".")
-        for part in parts[:-1]:
-            cur = cur.setdefault(part, {})
-        cur[parts[-1]] = parsed
+        if not all(parts):
+            raise ConfigError(f"-p {name}: a key path is names joined by dots, e.g. bootstrap.seed")
+        parsed = config_mod.safe_yaml(value, f"-p {name}", config_mod.NUMBER_KEYS)
+        put(parts, parsed, f"-p {name}")
     if args.min_valid_n is not None:
-        over["min_valid_n"] = args.min_valid_n
+        put(["min_valid_n"], args.min_valid_n, "--min-valid-n")
     if args.min_clusters is not None:
-        over["min_clusters"] = args.min_clusters
-    if args.seed is not None or args.resamples is not None:
-        boot = over.setdefault("bootstrap", {})
-        if args.seed is not None:
-            boot["seed"] = args.seed
-        if args.resamples is not None:
-            boot["resamples"] = args.resamples
+        put(["min_clusters"], args.min_clusters, "--min-clusters")
+    if args.seed is not None:
+        put(["bootstrap", "seed"], args.seed, "--seed")
+    if args.resamples is not None:
+        put(["bootstrap", "resamples"], args.resamples, "--resamples")
     return over
 
 

@@ -49,6 +49,7 @@ import pyarrow as pa
 
 from .config import KEY_FIELDS, Config, FieldPath
 from .errors import ConfigError, InputError, WorkbenchError
+from .files import check_regular_file, name_problem, path_match
 
 BUCKETS: tuple[str, ...] = (
     "blank",
@@ -103,16 +104,18 @@ def expand_inputs(patterns: Sequence[str]) -> list[str]:
     """
     out: list[str] = []
     for pat in patterns:
-        if any(ch in pat for ch in "*?[") and not os.path.exists(pat):
+        problem = name_problem(pat)
+        if problem:
+            raise InputError(pat, problem)
+        if any(ch in pat for ch in "*?[") and not os.path.lexists(pat):
             hits = sorted(p for p in glob.glob(pat, recursive=True) if os.path.isfile(p))
             if not hits:
                 raise InputError(pat, "no file matches this pattern")
+            for hit in hits:
+                check_regular_file(hit)
             out.extend(hits)
-        elif os.path.isdir(pat):
-            raise InputError(pat, "is a directory; give files or a glob such as DIR/*.jsonl")
-        elif not os.path.isfile(pat):
-            raise InputError(pat, "no such file")
         else:
+            check_regular_file(pat)
             out.append(pat)
     seen: set[str] = set()
     unique = []
@@ -451,10 +454,10 @@ def _extract(rows: list[Any], spec: _Spec, cfg: Config, path: str,
     problems: list[str | None] = [None] * len(present)
     path_groups: dict[str, str] = {}
     if cfg.path_fields:
-        m = re.search(cfg.path_fields, Path(path).as_posix())
-        if m is None:
+        groups = path_match(cfg.path_fields, Path(path).as_posix())
+        if groups is None:
             raise InputError(path, f"file path does not match path_fields regex {cfg.path_fields!r}")
-        path_groups = {k: v for k, v in m.groupdict().items() if v is not None}
+        path_groups = {k: v for k, v in groups.items() if v is not None}
     for k in KEY_FIELDS:
         if k in cfg.constants:
             cols[k] = [cfg.constants[k]] * len(present)
