@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import config as config_mod
-from . import results, terminal
+from . import outdir, results, terminal
 from .errors import WorkbenchError
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
@@ -43,6 +43,8 @@ def _add_inputs(p: argparse.ArgumentParser, out_required: bool = True) -> None:
                    help="set a config key (YAML value), e.g. -p confidence 0.9")
     p.add_argument("--no-gate", action="store_true", help="report non-measured cells without failing")
     p.add_argument("--quiet", "-q", action="store_true", help="print only where the output went")
+    p.add_argument("--overwrite", action="store_true",
+                   help="write into an --out directory that holds files the workbench did not write")
     if out_required:
         p.add_argument("--out", required=True, metavar="DIR", help="output directory")
 
@@ -67,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="DIR")
     p.add_argument("--jobs", type=int, default=2, metavar="N", help="reports rendered at once")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--overwrite", action="store_true",
+                   help="write into an --out directory that holds files the workbench did not write")
 
     p = sub.add_parser("preset", help="list or show the shipped presets")
     psub = p.add_subparsers(dest="preset_command", required=True, parser_class=_Parser)
@@ -122,16 +126,35 @@ def config_from_args(args: argparse.Namespace) -> config_mod.Config:
 
 
 def check_input_files(args: argparse.Namespace) -> None:
-    """Fail early (exit 2) when --published, --claims or a --plan file does not exist."""
+    """Fail early (exit 2), before any analysis: a --published, --claims or --plan file that
+    is not a readable file, and an --out directory this run may not write (see
+    :mod:`workbench.outdir`: an input among the outputs, files the workbench did not write
+    without --overwrite, not writable)."""
+    from .files import check_regular_file
+
     for flag in ("published", "claims"):
         path = getattr(args, flag, None)
-        if path is not None and not Path(path).is_file():
-            raise WorkbenchError(f"{path}: --{flag} file not found")
-    if args.plan not in (None, "complete") and not Path(args.plan).is_file():
-        raise WorkbenchError(f"{args.plan}: plan file not found")
+        if path is not None:
+            check_regular_file(path, f"--{flag}")
+    if args.plan not in (None, "complete"):
+        check_regular_file(args.plan, "plan")
     out = getattr(args, "out", None)
-    if out is not None and Path(out).exists() and not Path(out).is_dir():
-        raise WorkbenchError(f"{out}: --out must be a directory; a file of that name exists")
+    if out is not None:
+        outdir.prepare(out, input_paths(args), overwrite=bool(getattr(args, "overwrite", False)))
+
+
+def input_paths(args: argparse.Namespace) -> list[str]:
+    """Every file this command reads (input globs expanded), for the output-collision check."""
+    import glob
+
+    found: list[str] = []
+    for pat in getattr(args, "inputs", None) or []:
+        found.extend(glob.glob(pat, recursive=True) if any(c in pat for c in "*?[") else [pat])
+    for flag in ("config", "published", "claims", "plan"):
+        value = getattr(args, flag, None)
+        if value is not None and value != "complete":
+            found.append(value)
+    return found
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -153,19 +176,26 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def write_outputs(analysis: Any, out: Path, argv: Sequence[str] | None = None) -> dict[str, Path]:
-    """Write results.json, rows.parquet and run.json into ``out``."""
-    import json
+    """Write results.json, rows.parquet and run.json into ``out`` (each to a temporary name,
+    then moved into place); the previous run's other own files there are removed first."""
+    import os
     import platform
     import time
 
     try:
         out.mkdir(parents=True, exist_ok=True)
-        res = results.write(out / "results.json", analysis.doc)
+        outdir.remove_stale(out, keep=outdir.ANALYSIS_FILES)
+        res = outdir.write_atomic(out / "results.json", results.dumps(analysis.doc))
         rows = out / "rows.parquet"
-        analysis.rows.write_parquet(rows)
+        tmp = out / f"{outdir.TMP_PREFIX}{os.getpid()}-rows.parquet"
+        try:
+            analysis.rows.write_parquet(tmp)
+            os.replace(tmp, rows)
+        finally:
+            tmp.unlink(missing_ok=True)
         run = {"argv": list(argv or []), "host": platform.node(), "python": platform.python_version(),
                "finished_unix": time.time()}
-        (out / "run.json").write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+        outdir.record(out, outdir.ANALYSIS_FILES, run)
     except OSError as exc:
         raise WorkbenchError(f"{out}: cannot write outputs: {exc.strerror or exc}") from exc
     return {"results": res, "rows": rows}

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import cli, report, terminal
+from . import cli, outdir, report, terminal
 
 
 def command_line(args: argparse.Namespace) -> str:
@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     params["command_line"] = command_line(args)
     show_bar = not args.quiet and sys.stderr.isatty()
     paths = report.render(out, params, progress=show_bar)
+    outdir.add_files(out, [*outdir.REPORT_FILES, *outdir.figure_files(out)])
     _say(args.quiet, f"report done in {time.monotonic() - t0:.1f}s")
     print(paths["html"])
     code = cli.gate_exit(analysis, args.no_gate)

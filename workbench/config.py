@@ -320,7 +320,12 @@ def _check_keys(layer: dict[str, Any], schema: dict[str, Any], path: tuple[Any, 
                 raise ConfigError(f"{where}: extends: must be a preset name, got {value!r}")
             continue
         default = schema[key]
-        if isinstance(default, dict) and not _is_free(sub, default):
+        if isinstance(default, dict) and _is_free(sub, default):
+            if value is not None and not isinstance(value, dict) and not (
+                    key == "scores" and isinstance(value, list)):
+                raise ConfigError(f"{where}: {_key_text(sub)}: must be a mapping of names "
+                                  f"(see docs/config.md), got {_short(value)}")
+        elif isinstance(default, dict):
             if value is None:
                 continue
             if not isinstance(value, dict):
