@@ -97,6 +97,9 @@ def run(
             "sentinel": int(rows.filter((pl.col(f"{hl}__status") == "sentinel")
                                         & (pl.col("bucket") != "duplicate")).height),
             "unplanned": plan_info.get("unplanned"),
+            "duplicate_json_key": int(rows.filter(
+                (pl.col("bucket") == "malformed")
+                & pl.col("reason").str.starts_with(ingest.DUPLICATE_KEY)).height),
         },
         "malformed_lines": rows.filter(pl.col("bucket") == "malformed").select("file", "line", "reason").to_dicts(),
         "census": _census_records(cen, cfg),
