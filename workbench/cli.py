@@ -171,7 +171,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     paths = write_outputs(analysis, out, argv=args.argv)
     if not args.quiet:
         terminal.print_analysis(analysis)
-    print(f"wrote {paths['results']} and {paths['rows']}")
+    print(terminal.safe(f"wrote {paths['results']} and {paths['rows']}"))
     return gate_exit(analysis, args.no_gate)
 
 
@@ -230,8 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handlers[args.command](args)
     except WorkbenchError as exc:
         # One line, always: a message that came with line breaks (YAML, polars) is folded.
-        print("workbench: error: " + " | ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip()),
-              file=sys.stderr)
+        print("workbench: error: " + terminal.safe(
+            " | ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())), file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)

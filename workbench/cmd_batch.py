@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from . import cli, outdir
+from . import cli, outdir, terminal
 from .errors import WorkbenchError
 from .report import CSS, esc, num
 
@@ -338,7 +338,7 @@ def run(args: argparse.Namespace) -> int:
         for fut in as_completed(futures):
             o = fut.result()
             done[o.entry.name] = o
-            line = f"{o.status:<11} {o.entry.name}" + (f": {o.error}" if o.error else "")
+            line = terminal.safe(f"{o.status:<11} {o.entry.name}" + (f": {o.error}" if o.error else ""))
             if bar is not None:
                 bar.write(line, file=sys.stderr)
                 bar.update(1)
@@ -351,7 +351,7 @@ def run(args: argparse.Namespace) -> int:
     old = _batch_entries(out)
     outdir.record(out, ["index.html"], {"entries": sorted(old | {e.name for e in entries})},
                   manifest=outdir.BATCH_MANIFEST)
-    print(index)
+    print(terminal.safe(index))
     # Exit codes as for a single report: a failed gate fails its entry (and so the batch),
     # as an error does; an entry with `no_gate: true` reports the gate without failing.
     return 1 if any(o.status in ("error", "gate failed") for o in outcomes) else 0

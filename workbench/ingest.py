@@ -564,9 +564,17 @@ def _extract(rows: list[Any], spec: _Spec, cfg: Config, path: str,
             cols[k] = ["1" if k == "trial" else ""] * len(present)
             continue
         parts: list[list[str | None]] = []
+        from_number: list[bool] | None = None
         for p in spec_paths:
-            s, probs = _key_strings(spec.getter(p)(present))
+            vals = spec.getter(p)(present)
+            s, probs = _key_strings(vals)
             parts.append(s)
+            if int in set(map(type, vals)):
+                flags = [type(v) is int for v in vals]
+                from_number = flags if from_number is None else [
+                    a or b for a, b in zip(from_number, flags, strict=True)]
+            if from_number is not None:
+                cols[f"__num_{k}"] = from_number
             if probs is None:
                 continue
             label = _path_text(p)
@@ -1402,7 +1410,7 @@ def _frame_schema_cast(cols: dict[str, Any], cfg: Config) -> dict[str, pl.Series
             out[name] = pl.Series(values, dtype=pl.List(pl.String))
         elif name in ("flags_present",):
             out[name] = pl.Series(values, dtype=pl.Boolean)
-        elif name == "pass_value":
+        elif name == "pass_value" or name.startswith("__num_"):
             out[name] = pl.Series(values, dtype=pl.Boolean)
         else:
             out[name] = pl.Series(values, dtype=pl.String)
@@ -1411,7 +1419,8 @@ def _frame_schema_cast(cols: dict[str, Any], cfg: Config) -> dict[str, pl.Series
 
 def read_rows(paths: Iterable[str], cfg: Config,
               progress: Callable[[int], None] | None = None,
-              workers: int | None = None) -> tuple[pl.DataFrame, list[SourceFile]]:
+              workers: int | None = None,
+              notes: dict[str, Any] | None = None) -> tuple[pl.DataFrame, list[SourceFile]]:
     """Read every line of every input into a row table with its ledger bucket.
 
     Returns ``(rows, sources)``. ``rows`` has one row per physical line (JSON arrays: per
@@ -1449,6 +1458,8 @@ def read_rows(paths: Iterable[str], cfg: Config,
         if df.filter((pl.col("file") == src.path) & (pl.col("bucket") == "valid")).height == 0:
             counts = _bucket_summary(df.filter(pl.col("file") == src.path))
             raise InputError(src.path, f"no valid row at all ({counts})")
+    if notes is not None:
+        notes["key_types"] = _key_type_mixes(df)
     keep = ["file", "line", "bucket", "reason", *KEY_FIELDS]
     keep += sorted(c for c in df.columns if c.startswith("path_"))
     for n in cfg.score_names:
@@ -1459,8 +1470,31 @@ def read_rows(paths: Iterable[str], cfg: Config,
     return df.sort("__order").select(keep), sources
 
 
+def _key_type_mixes(df: pl.DataFrame) -> list[dict[str, Any]]:
+    """Key values read both as JSON numbers and as JSON strings (trial ``1`` and ``"1"``):
+    they print alike and are one key (compared as text); reported, never silent."""
+    out = []
+    keyed = df.filter(~pl.col("bucket").is_in(["malformed", "blank"]))
+    for k in KEY_FIELDS:
+        col = f"__num_{k}"
+        if not keyed[col].any():
+            continue
+        mixed = (keyed.filter(pl.col(k).is_not_null())
+                 .group_by(k).agg(pl.col(col).sum().alias("n_number"), pl.len().alias("n"))
+                 .filter((pl.col("n_number") > 0) & (pl.col("n_number") < pl.col("n")))
+                 .sort(k))
+        for value, n_number, n in mixed.iter_rows():
+            out.append({"field": k, "kind": "json_type", "value": value,
+                        "variants": [{"json_type": "number", "rows": int(n_number)},
+                                     {"json_type": "string", "rows": int(n - n_number)}],
+                        "rule": "one key: key values are compared as text, so the number and "
+                                "the string are the same key"})
+    return out
+
+
 def _ensure_columns(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     need: dict[str, pl.DataType] = {k: pl.String() for k in KEY_FIELDS}
+    need.update({f"__num_{k}": pl.Boolean() for k in KEY_FIELDS})
     need.update({"__problem": pl.String(), "flags": pl.List(pl.String), "flags_present": pl.Boolean(),
                  "verdict": pl.String()})
     for n in cfg.score_names:
@@ -1470,6 +1504,7 @@ def _ensure_columns(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     return df.with_columns(
         [pl.col(f"{n}__kind").fill_null(_ABSENT) for n in cfg.score_names]
         + [pl.col("flags_present").fill_null(False)]
+        + [pl.col(f"__num_{k}").fill_null(False) for k in KEY_FIELDS]
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from . import api, ingest, ledger, paired
+from . import api, ingest, ledger, names, paired
 from .census import census as census_table
 from .census import census_margins, missingness_tests, scale_checks
 from .config import Config
@@ -47,13 +47,14 @@ def _version() -> str:
 def load(
     inputs: Sequence[str], cfg: Config, plan: str | None = None,
     progress: Callable[[int], None] | None = None,
+    notes: dict[str, Any] | None = None,
 ) -> tuple[pl.DataFrame, list[ingest.SourceFile], dict[str, Any]]:
     """Read inputs and apply the plan: ``(rows, sources, plan_info)``.
 
     ``plan`` is a CSV path, ``"complete"`` (every observed scenario x variant x trial x
     judge) or None.
     """
-    rows, sources = ingest.read_rows(inputs, cfg, progress=progress)
+    rows, sources = ingest.read_rows(inputs, cfg, progress=progress, notes=notes)
     plan_df = None
     if plan == "complete":
         plan_df = ledger.complete_plan(rows)
@@ -76,7 +77,8 @@ def run(
     starts (the CLI shows both on a terminal, so a long run is never silent).
     """
     stage = on_stage or (lambda text: None)
-    rows, sources, plan_info = load(inputs, cfg, plan, progress)
+    notes: dict[str, Any] = {}
+    rows, sources, plan_info = load(inputs, cfg, plan, progress, notes)
     stage(f"{rows.height} rows read; census")
     config_warnings = check_names(rows, cfg)
     hl = cfg.headline
@@ -90,6 +92,7 @@ def run(
         "config": cfg.to_dict(),
         "config_sources": list(cfg.sources),
         "config_warnings": config_warnings,
+        "name_warnings": names.name_warnings(rows, notes.get("key_types")),
         "plan": plan_info,
         "ledger": led,
         "ledger_notes": {
