@@ -13,12 +13,12 @@ from typing import Any
 
 import polars as pl
 
-from . import api, ingest, ledger, names, paired
+from . import api, ingest, ledger, names, paired, selection
 from .census import census as census_table
 from .census import census_margins, missingness_tests, scale_checks
 from .config import Config
 from .results import SCHEMA_VERSION
-from .scorecard import check_names, consistency, flag_rates, gate, pass_rates
+from .scorecard import cell_rows, check_names, consistency, flag_rates, gate, pass_rates
 from .scorecard import scorecard as scorecard_table
 
 
@@ -77,6 +77,14 @@ def run(
     starts (the CLI shows both on a terminal, so a long run is never silent).
     """
     stage = on_stage or (lambda text: None)
+
+    def bar(label: str, total: int) -> Callable[[int | None], None] | None:
+        # a progress bar for a long pairwise stage, on a terminal only (as the stage lines)
+        if on_stage is None or total < 20:
+            return None
+        from .terminal import progress_bar
+
+        return progress_bar(label, total=total, unit=" pairs")
     notes: dict[str, Any] = {}
     rows, sources, plan_info = load(inputs, cfg, plan, progress, notes)
     stage(f"{rows.height} rows read; census")
@@ -121,10 +129,18 @@ def run(
     doc["pass_rates"] = passes.to_dicts()
     doc["consistency"] = cons.to_dicts()
     doc["gate"] = gate(card, cfg, passes)
-    stage("judge offsets")
-    doc["judge_offsets"] = paired.judge_offsets(rows, cfg)
-    stage("variant contrasts")
-    doc["contrasts"] = paired.contrasts(rows, cfg)
+    pairs, pair_info = selection.contrast_pairs(rows, cfg)
+    n_judges = int(cell_rows(rows)["judge"].n_unique())
+    _, offset_info = selection.offset_variants(rows, cfg, n_judges * (n_judges - 1) // 2)
+    doc["contrast_selection"] = {"variant_contrasts": pair_info, "judge_offsets": offset_info}
+    config_warnings.extend(i["note"] for i in (pair_info, offset_info) if i["note"])
+    n_offsets = offset_info["judge_pairs"] * (1 + offset_info["computed"] // max(offset_info["judge_pairs"], 1)
+                                              + len(cfg.subsets))
+    stage(f"judge offsets ({n_offsets} records)")
+    doc["judge_offsets"] = paired.judge_offsets(rows, cfg, progress=bar("judge offsets", n_offsets))
+    n_pairs = len(pairs) * (1 + len(cfg.subsets))
+    stage(f"variant contrasts ({n_pairs} pairs, {pair_info['mode'].replace('_', ' ')})")
+    doc["contrasts"] = paired.contrasts(rows, cfg, progress=bar("contrasts", n_pairs))
     # headline check (workbench.check): a published card and/or claims, when given
     from . import check
 

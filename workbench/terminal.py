@@ -32,20 +32,23 @@ def safe(text: Any) -> str:
     return text
 
 
-def progress_bar(label: str, enabled: bool = True, total: int | None = None) -> Callable[[int | None], None]:
+def progress_bar(label: str, enabled: bool = True, total: int | None = None,
+                 unit: str = " lines") -> Callable[[int | None], None]:
     """A callback ``f(n)`` advancing a stderr progress bar by n; ``f(None)`` closes it.
 
     Silent when stderr is not a terminal (batch jobs, CI), so logs stay clean.
     """
     if not enabled or not sys.stderr.isatty():
         return lambda n: None
-    bar = tqdm(total=total, desc=label, unit=" lines", unit_scale=True, leave=False, file=sys.stderr)
+    bar = tqdm(total=total, desc=label, unit=unit, unit_scale=True, leave=False, file=sys.stderr)
 
     def update(n: int | None) -> None:
         if n is None:
             bar.close()
         else:
             bar.update(n)
+            if total is not None and bar.n >= total:
+                bar.close()
 
     return update
 
