@@ -70,10 +70,11 @@ def snapshot(root: Path, skip: Path | None = None) -> dict[str, str]:
             if os.path.islink(p):
                 found[p] = "link:" + os.readlink(p)
                 continue
+            if not os.path.isfile(p):  # regular files only: opening a FIFO would block
+                found[p] = "special"
+                continue
             try:
-                with open(p, "rb") as fh:  # regular files only: never open a FIFO
-                    if not os.path.isfile(p):
-                        continue
+                with open(p, "rb") as fh:
                     found[p] = hashlib.sha256(fh.read()).hexdigest()
             except OSError:
                 found[p] = "unreadable"
