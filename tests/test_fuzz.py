@@ -22,10 +22,9 @@ from typing import Any
 
 import pytest
 import yaml
+from fuzz_support import check_outcome, run_cli, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from fuzz_support import check_outcome, run_cli, snapshot
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "15"))
 FAST = ["--resamples", "100", "-q", "--no-gate"]

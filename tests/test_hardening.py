@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from fuzz_support import check_outcome, run_cli, snapshot
+
 from workbench import load_config
 from workbench.config import DEFAULTS
 from workbench.ingest import composite_key
@@ -384,13 +384,15 @@ def test_url_in_verdict_does_not_stop_the_offline_check() -> None:
 def test_report_with_urls_in_text_renders_and_reruns(tmp_path: Path) -> None:
     """A verdict citing ``url(http://...)`` or an ``<img src=http://...>`` is text: the report
     is written; a re-run into the same directory is fine and lists what it wrote."""
-    items = rows(12, ("a", "b"), verdict='see url(http://example.com/x) <img src="http://e.com/a.png">')
+    items = rows(12, ("a", "a ", "b"), verdict='see url(http://example.com/x) <img src="http://e.com/a.png">')
     p = write_jsonl(tmp_path / "rows.jsonl", items)
     out = tmp_path / "rep"
     for _ in range(2):
         o = run_cli(["report", p, "--out", str(out), *FAST])
         assert o.code == 0, o.err
         assert (out / "report.html").is_file()
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "Names that print alike (1)" in html and "&#x27;a &#x27;: 12 rows" in html
     files = json.loads((out / "run.json").read_text(encoding="utf-8"))["workbench_outputs"]["files"]
     assert {"report.html", "report.ipynb", "results.json", "rows.parquet", "run.json"} <= set(files)
     assert not [f for f in os.listdir(out) if f.startswith(".wb-tmp-")]

@@ -85,12 +85,10 @@ class Outcome:
 
 def read_manifest(path: str | Path) -> list[Entry]:
     """Parse and check a manifest; raises :class:`WorkbenchError` naming the entry and key."""
-    import yaml
-
-    from .config import read_text_file, safe_yaml
+    from .config import NUMBER_KEYS, read_text_file, safe_yaml
 
     p = Path(path)
-    data = safe_yaml(read_text_file(str(p), "manifest"), str(p))
+    data = safe_yaml(read_text_file(str(p), "manifest"), str(p), NUMBER_KEYS)
     if isinstance(data, Mapping):
         data = data.get("entries")
     if not isinstance(data, list) or not data:

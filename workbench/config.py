@@ -15,7 +15,6 @@ import math
 import re
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -187,7 +186,7 @@ class Config:
             cur = over
             for part in path[:-1]:
                 cur = cur.setdefault(part, {})
-            cur[path[-1]] = value
+            cur[path[-1]] = _lists(value)
         check_layer(over, "with_overrides")
         merged = _merge(copy.deepcopy(self.raw), over)
         return _build(merged, (*self.sources, "with_overrides"))
@@ -216,6 +215,15 @@ OVERRIDE_PATHS: dict[str, tuple[str, ...]] = {
     "path_fields": ("path_fields",),
 }
 """Config fields that :meth:`Config.with_overrides` accepts, with their place in the config."""
+
+
+def _lists(value: Any) -> Any:
+    """Tuples (as Config fields hold them) as lists, the form a YAML config has."""
+    if isinstance(value, tuple | list):
+        return [_lists(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
+    return value
 
 
 def _did_you_mean(name: Any, known: Any) -> str:
@@ -403,7 +411,6 @@ def _layers(path: str | None, preset: str | None) -> tuple[list[dict[str, Any]],
     sources: list[str] = []
     user: dict[str, Any] = {}
     if path is not None:
-        p = Path(path)
         text = read_text_file(path, "config")
         user = _read_yaml(text, path)
         check_layer(user, path, allow_extends=True)

@@ -189,11 +189,10 @@ def _gunzip(raw: bytes, path: str) -> bytes:
 
 def _check_encoding(head: bytes, path: str) -> None:
     """Refuse UTF-16/UTF-32 text by name (it would read as every line malformed)."""
-    for bom, name in ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
-                      (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16")):
-        if head.startswith(bom):
-            break
-    else:
+    boms = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+            (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+    name = next((n for bom, n in boms if head.startswith(bom)), None)
+    if name is None:
         sample = head[:4096]
         if len(sample) < 8 or sample.count(b"\x00") < len(sample) // 4:
             return
@@ -812,7 +811,7 @@ def _chunk_frame(lines: list[bytes], path: str, cfg: Config, spec: _Spec,
     long_lines = _long_lines(todo)
     if long_lines:
         todo = list(todo)
-        for i, size in long_lines.items():
+        for i in long_lines:
             todo[i] = b"{}"
     _decode_lines(todo, 0, spec, decoded, errors)
     for i, size in long_lines.items():
