@@ -191,7 +191,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> report.Report:
     base = tmp_path_factory.mktemp("built")
     data = write_synthetic(base)
     return report.build(
-        [data["rows"]], config=data["config"], resamples=200, out_dir=str(base / "out")
+        [data["rows"]], config=data["config"], resamples=200, out=str(base / "out"), write_outputs=False
     )
 
 

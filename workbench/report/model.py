@@ -76,6 +76,8 @@ class Report:
     out_dir: Path
     command_line: str
     leads: dict[str, str] = field(default_factory=dict)
+    no_gate: bool = False
+    kernel_start: int | None = None
 
     @property
     def doc(self) -> dict[str, Any]:
