@@ -88,5 +88,6 @@ def run(args: argparse.Namespace) -> int:
     if code != cli.EXIT_OK:
         gate = analysis.doc["gate"]
         why = "; ".join(f"{f['variant']}: {f['why']}" for f in gate["failing"])
-        print(f"workbench: gate failed ({why}); the report shows why", file=sys.stderr)
+        failed = terminal.colour("gate failed", "bad", sys.stderr)
+        print(f"workbench: {failed} ({why}); the report shows why", file=sys.stderr)
     return code
