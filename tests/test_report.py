@@ -314,3 +314,33 @@ def test_git_commit_never_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 def test_versions_listed() -> None:
     v = report.versions()
     assert v["python"] and v["workbench"] and v["matplotlib"]
+
+
+def test_rates_print_with_the_precision_their_n_needs() -> None:
+    assert report.pct(3 / 1024, 1024) == "0.3%"  # not "0%"
+    assert report.pct(3 / 1024) == "0.3%"
+    assert report.pct(1 / 5000, 5000) == "0.02%"
+    assert report.pct(66 / 294, 294) == "22%"
+    assert report.pct(0.0, 1024) == "0%" and report.pct(1.0, 10) == "100%"
+    assert report.pct(1023 / 1024, 1024) == "99.9%"  # a rate below 1 never prints as 100%
+    assert report.pct(None) == "-"
+
+
+def test_intervals_never_silently_past_the_rubric() -> None:
+    from workbench.report.formats import bounded_interval
+
+    assert bounded_interval(8.96, 10.08, (1, 10)) == "[8.96, 10.00*]"
+    assert bounded_interval(0.5, 3.0, (1, 10)) == "[1.00*, 3.00]"
+    assert bounded_interval(2.0, 3.0, (1, 10)) == "[2.00, 3.00]"
+    assert bounded_interval(None, 3.0, (1, 10)) == "[no interval]"
+
+
+def test_methods_name_each_interval_with_reference_and_clusters(built: report.Report) -> None:
+    html = report.methods_table(built)
+    for ref in ("Cameron &amp; Miller (2015)", "Wilson (1927)", "Holm (1979)", "Field &amp; Welsh (2007)"):
+        assert ref in html, ref
+    cells = report.pooled_cells(built.doc)
+    lo, hi = min(c["clusters"] for c in cells), max(c["clusters"] for c in cells)
+    assert (f"on {lo} to {hi} scenarios" if lo != hi else f"on {lo} scenarios") in html
+    assert f"{built.cfg.resamples} resamples" in html
+    assert "methods" in dict(report.SECTIONS) and "methods" in built.leads

@@ -53,6 +53,7 @@ from .tables import (  # noqa: F401
     contrasts_table,
     ledger_tables,
     limits_list,
+    methods_table,
     offsets_tables,
     provenance_tables,
     published_cells,

@@ -19,6 +19,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("offsets", "Judge offsets"),
     ("contrasts", "Variant contrasts"),
     ("claims", "Claims"),
+    ("methods", "Methods"),
     ("limits", "Limits"),
     ("rows", "Appendix: the rows"),
 )
