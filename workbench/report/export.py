@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import WorkbenchError
-from .assets import _EMBED_JS, _TEMPLATE, CSS
+from .assets import _EMBED_JS, _TEMPLATE, CSS, TABLES_JS
 from .kernel import execute
 from .markup import esc
 
@@ -123,9 +123,9 @@ def page(fragments: Sequence[str], title: str = "workbench report") -> str:
     workbench``) on an executed notebook, so they give the same bytes.
     """
     body = "\n".join(str(f) for f in fragments)
-    scripts = ""
+    scripts = _inline_script(TABLES_JS)
     if "wb-vega-spec" in body:
-        scripts = _inline_script(vega_bundle()) + _inline_script(_EMBED_JS)
+        scripts += _inline_script(vega_bundle()) + _inline_script(_EMBED_JS)
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1.0">\n'

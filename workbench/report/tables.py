@@ -13,7 +13,7 @@ from typing import Any
 from .. import plots
 from ..terminal import cell_text
 from .formats import bounded_interval, interval, num, pct, pval, signed, truncated
-from .markup import Html, badge, details, esc, join, para, table, tag
+from .markup import Html, badge, details, drill, esc, join, para, table, tag
 from .model import BUCKET_MEANING, ROWS_LISTED, STATUS_CLASS, VERDICT_CLASS, Report
 from .prose import limits
 from .provenance import git_commit, results_sha256, versions
@@ -206,26 +206,33 @@ def census_tables(r: Report) -> Html:
             _rate_cell(m),
         ]
 
-    margins, m_classes = [], []
+    margins, m_classes, m_drill = [], [], []
     for m in _margin(doc, kind="judge"):
         margins.append(row(m, m["judge"], tag("i", "all variants")))
         m_classes.append(None)
+        m_drill.append(drill(judge=m["judge"]))
     for m in _margin(doc, kind="variant"):
         margins.append(row(m, tag("i", "all judges"), m["variant"]))
         m_classes.append(None)
+        m_drill.append(drill(variant=m["variant"]))
     for m in _margin(doc):
         margins.append(row(m, tag("b", "all"), tag("b", "all")))
         m_classes.append("wb-total")
+        m_drill.append(None)
     caption = (
         "unusable value = non-numeric, out of range or NaN; held out = conflicting rows; no row = "
         "planned "
         "judgment with no line; interval: Wilson"
     )
-    parts = [table(head, margins, numeric=range(2, 10), row_classes=m_classes, caption=caption)]
+    caption += "; click a row for the rows behind it"
+    parts = [table(head, margins, numeric=range(2, 10), row_classes=m_classes, caption=caption,
+                   row_attrs=m_drill)]
     cells = [row(c, c["judge"], c["variant"]) for c in doc.get("census", [])]
+    drills = [drill(judge=c["judge"], variant=c["variant"]) for c in doc.get("census", [])]
     parts.append(
         details(
-            f"Every judge x variant cell ({len(cells)})", table(head, cells, numeric=range(2, 10))
+            f"Every judge x variant cell ({len(cells)})",
+            table(head, cells, numeric=range(2, 10), row_attrs=drills, cls="wb-census-cells"),
         )
     )
     tests = doc.get("missingness_tests") or []
@@ -319,6 +326,7 @@ def scorecard_tables(r: Report) -> Html:
             body,
             numeric=[0, 4, 5, 6, 7],
             row_classes=classes,
+            row_attrs=[drill(variant=c["variant"]) for c in cells],
             caption="Means over valid rows only, judges pooled. Zero-filled = what averaging "
             "missing scores "
             f"as 0 prints; shift = zero-filled minus valid mean. Cells below {cfg.min_valid_n} "
@@ -827,6 +835,7 @@ def rows_appendix(r: Report, limit: int = ROWS_LISTED) -> Html:
         numeric=[6],
         row_classes=classes,
         cls="wb-rows",
+        table_attrs={"data-total": rows.height},
     )
     return details(f"Show {len(body)} of {rows.height} rows", tbl)
 
