@@ -259,20 +259,22 @@ def test_limits_are_generated(built: report.Report) -> None:
 
 
 def test_contrast_verdicts() -> None:
+    """The label reads the analysis' judgment (paired.contrast_call), computed here by hand."""
+    from workbench.paired import contrast_call
+
+    def verdict(c: dict) -> str:
+        return report.contrast_verdict({**c, **contrast_call(c, 0.05, 0.5)})[0]
+
     c = {"a": "x", "b": "y", "ci_low": 0.2, "ci_high": 1.0, "p_holm": 0.01, "mde": 0.3}
-    assert report.contrast_verdict(c, 0.05, 0.5) == ("x higher", "good")
-    assert (
-        report.contrast_verdict({**c, "p_holm": 0.2}, 0.05, 0.5)[0] == "x higher before Holm only"
-    )
-    assert (
-        report.contrast_verdict({**c, "ci_low": -1.0, "ci_high": -0.1}, 0.05, 0.5)[0] == "y higher"
-    )
-    assert (
-        report.contrast_verdict({**c, "ci_low": -0.1, "mde": 0.9}, 0.05, 0.5)[0]
-        == "tie (underpowered)"
-    )
-    assert report.contrast_verdict({**c, "ci_low": -0.1}, 0.05, 0.5)[0] == "tie"
-    assert report.contrast_verdict({**c, "ci_low": None}, 0.05, 0.5)[0] == "no interval"
+    assert contrast_call(c, 0.05, 0.5) == {"higher": "x", "holm_significant": True, "underpowered": False}
+    assert report.contrast_verdict({**c, **contrast_call(c, 0.05, 0.5)}) == ("x higher", "good")
+    assert verdict({**c, "p_holm": 0.2}) == "x higher before Holm only"
+    assert verdict({**c, "ci_low": -1.0, "ci_high": -0.1}) == "y higher"
+    assert verdict({**c, "ci_low": -0.1, "mde": 0.9}) == "tie (underpowered)"
+    assert verdict({**c, "ci_low": -0.1}) == "tie"
+    assert verdict({**c, "ci_low": None}) == "no interval"
+    # without the recorded judgment the report decides nothing: a bare interval is a tie
+    assert report.contrast_verdict(c)[0] == "tie"
 
 
 def test_command_for_reproduces_flags() -> None:
