@@ -451,7 +451,7 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         else:
             preference = {_num(k, "preference key"): _num(v, "preference value", 0, 1) for k, v in pref.items()}
 
-    values = _values(m["values"])
+    value_map = _values(m["values"])
     explode = _explode(m["explode"])
     reader = m["reader"]
     if reader is not None and reader not in READERS:
@@ -552,7 +552,7 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         missing_values=tuple(mv),
         numeric_strings=ns == "accept",
         preference=preference,
-        values=values,
+        values=value_map,
         explode=explode,
         reader=reader,
         aliases=aliases,

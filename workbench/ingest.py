@@ -544,6 +544,14 @@ def _number_expr(name: str, cfg: Config) -> pl.Expr:
     return num
 
 
+def _numeric_string(name: str, cfg: Config) -> pl.Expr:
+    """A string read as a number (not a mapped label): what ``from_string`` counts."""
+    if not cfg.numeric_strings:
+        return pl.lit(False)
+    return ((pl.col(f"{name}__kind") == _STRING)
+            & pl.col(f"{name}__str").str.strip_chars().cast(pl.Float64, strict=False).is_not_null())
+
+
 def _status_exprs(name: str, cfg: Config) -> list[pl.Expr]:
     kind = pl.col(f"{name}__kind")
     sval = pl.col(f"{name}__str")
@@ -570,7 +578,8 @@ def _status_exprs(name: str, cfg: Config) -> list[pl.Expr]:
     return [
         status.alias(f"{name}__status"),
         finite.alias(f"{name}__raw"),
-        ((kind == _STRING) & num.is_not_null()).alias(f"{name}__from_string"),
+        (_numeric_string(name, cfg) if cfg.values is not None and name == cfg.headline
+         else (kind == _STRING) & num.is_not_null()).alias(f"{name}__from_string"),
     ]
 
 
@@ -1316,11 +1325,18 @@ def read_rows(paths: Iterable[str], cfg: Config,
     workers = worker_count(workers)
     frames: list[pl.DataFrame] = []
     sources: list[SourceFile] = []
+    problems: list[InputError] = []
     with _gc_paused():
         for i, path in enumerate(files):
-            frame, src = read_file(path, cfg, i, progress, workers)
+            try:
+                frame, src = read_file(path, cfg, i, progress, workers)
+            except InputError as exc:  # read every file: all unusable ones in one message
+                problems.append(exc)
+                continue
             frames.append(frame)
             sources.append(src)
+    if not frames:
+        raise _all_problems(problems, len(files))
     df = pl.concat(frames, how="diagonal_relaxed")
     df = _ensure_columns(df, cfg)
     df = df.with_columns(
@@ -1334,7 +1350,9 @@ def read_rows(paths: Iterable[str], cfg: Config,
     for src in sources:
         if df.filter((pl.col("file") == src.path) & (pl.col("bucket") == "valid")).height == 0:
             counts = _bucket_summary(df.filter(pl.col("file") == src.path))
-            raise InputError(src.path, f"no valid row at all ({counts})")
+            problems.append(InputError(src.path, f"no valid row at all ({counts}){_fit_hint(src.path, cfg, df)}"))
+    if problems:
+        raise _all_problems(problems, len(files))
     keep = ["file", "line", "bucket", "reason", *KEY_FIELDS]
     keep += sorted(c for c in df.columns if c.startswith("path_"))
     for n in cfg.score_names:
@@ -1364,6 +1382,36 @@ def _ensure_columns(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
         [pl.col(f"{n}__kind").fill_null(_ABSENT) for n in cfg.score_names]
         + [pl.col("flags_present").fill_null(False)]
     )
+
+
+def _all_problems(problems: list[InputError], n_files: int) -> InputError:
+    """One error naming every unusable input (the first one's own error when there is one)."""
+    if len(problems) == 1:
+        return problems[0]
+    text = " | ".join(str(p) for p in problems)
+    return InputError(f"{len(problems)} of {n_files} inputs", f"unusable: {text}")
+
+
+def _fit_hint(path: str, cfg: Config, df: pl.DataFrame) -> str:
+    """What the rows hold and which shipped preset might read them (for "no valid row at all")."""
+    from .detect import _first_row, classify
+
+    row, _ = _first_row(path)
+    fields = sorted(row)[:10] if isinstance(row, dict) else []
+    hl = cfg.headline
+    sub = df.filter(pl.col("file") == path)
+    statuses = dict(sub.group_by(f"{hl}__status").len().iter_rows()) if f"{hl}__status" in sub.columns else {}
+    text = ""
+    if statuses.get("absent") == sub.height and sub.height:
+        text = f"; the headline field '{hl}' is in no row"
+    if fields:
+        text += f"; the rows have fields {', '.join(fields)}"
+    preset, why = classify(path)
+    if preset not in ("?", None):
+        text += f"; --preset {preset} might fit ({why.split(': ', 1)[-1]})"
+    elif preset is None:
+        text += "; they look like the default format"
+    return text
 
 
 def _bucket_summary(df: pl.DataFrame) -> str:
