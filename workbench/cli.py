@@ -121,8 +121,8 @@ def resolve_preset(args: argparse.Namespace) -> None:
         return
     preset, why = detect.detect(files)
     args.preset = preset
-    if not getattr(args, "quiet", False) or explicit:
-        print(f"workbench: preset auto -> {preset or 'default format'} ({why})", file=sys.stderr)
+    # always said (stderr), --quiet or not: a guessed format must never go unnoticed
+    print(f"workbench: preset auto -> {preset or 'default format'} ({why})", file=sys.stderr)
 
 
 def config_from_args(args: argparse.Namespace) -> config_mod.Config:
