@@ -62,8 +62,9 @@ def _sem(xs: list[float]) -> float | None:
 
 
 def _read(rows: pl.DataFrame) -> pl.DataFrame:
-    """Every row as read from a file (no planned-but-absent rows, no blank lines)."""
-    return rows.filter(pl.col("line").is_not_null() & (pl.col("bucket") != "blank"))
+    """Every row as read from a file (no planned-but-absent rows, no blank or malformed lines:
+    those have no trustworthy key, and the harness's own reader would fail on them)."""
+    return rows.filter(pl.col("line").is_not_null() & ~pl.col("bucket").is_in(["blank", "malformed"]))
 
 
 def _rec(rule: str, variant: str | None, judge: str | None, figure: str, value: Any, n: int | None,
