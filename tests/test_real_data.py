@@ -472,3 +472,16 @@ def test_example_manifest_names_existing_native_files_and_presets() -> None:
             assert (man.parent / p).resolve().is_file(), p
         if "published" in e:
             assert (man.parent / e["published"]).is_file()
+
+
+def test_report_ignores_a_workbench_folder_in_the_working_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The notebook kernel must not import ./workbench (it did: MultiplexedPath.joinpath() errors)."""
+    (tmp_path / "work" / "workbench" / "presets").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "work")
+    f = files("wgm20__FastChat", f"{MT}/gpt-4_single.jsonl")
+    out = tmp_path / "report"
+    code = cli.main(["report", *f, "--preset", "mt-bench", "--resamples", "200", "-q", "--out", str(out)])
+    assert code == 0
+    html = (out / "report.html").read_text("utf-8")
+    assert "mistral-7b_dolphin_orca_labonne_dpo" in html
