@@ -295,10 +295,10 @@ def scorecard_tables(r: Report) -> Html:
             [
                 rank if measured else "-",
                 c["variant"],
-                tag("span", cell_text(c), cls="wb-mono"),
-                num(c["zero_filled_mean"]),
-                signed(c["zero_filled_diff"]),
-                interval(c["lower_bound"], c["upper_bound"]),
+                tag("span", cell_text(c, cfg.decimals), cls="wb-mono"),
+                num(c["zero_filled_mean"], cfg.decimals),
+                signed(c["zero_filled_diff"], cfg.decimals),
+                interval(c["lower_bound"], c["upper_bound"], cfg.decimals),
                 c["clusters"],
                 _status_badge(c["status"]),
             ]
@@ -333,7 +333,7 @@ def scorecard_tables(r: Report) -> Html:
                     row_cells.append(
                         tag(
                             "span",
-                            cell_text(c),
+                            cell_text(c, r.cfg.decimals),
                             cls="wb-mono" + ("" if c["status"] == "measured" else " wb-dim"),
                         )
                     )
