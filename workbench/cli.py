@@ -117,8 +117,9 @@ def resolve_preset(args: argparse.Namespace) -> None:
     if not explicit and (args.preset is not None or args.config is not None):
         return
     files = expand_inputs(list(args.inputs))
-    if not explicit and detect.default_fits(files):
-        return
+    if not explicit and (detect.default_fits(files)
+                         or all(detect.classify(f)[0] in (None, "?") for f in files)):
+        return  # default rows, or nothing recognisable: ingest says precisely what is wrong
     preset, why = detect.detect(files)
     args.preset = preset
     # always said (stderr), --quiet or not: a guessed format must never go unnoticed
