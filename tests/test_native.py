@@ -229,3 +229,23 @@ def test_config_rejects_bad_native_keys() -> None:
         load_config(overrides={"reader": "zip"})
     with pytest.raises(ConfigError, match="harness must be"):
         load_config(overrides={"harness": {"rule": "nope"}})
+
+
+@pytest.mark.parametrize("name", __import__("workbench.config", fromlist=["PRESETS"]).PRESETS)
+def test_preset_show_prints_the_shipped_yaml(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    assert cli.main(["preset", "show", name]) == 0
+    shown = capsys.readouterr().out
+    root = Path(__file__).resolve().parents[1]
+    assert shown == (root / "workbench" / "presets" / f"{name}.yaml").read_text("utf-8")
+    assert isinstance(yaml.safe_load(shown), dict)
+    assert load_config(preset=name).sources == (f"preset:{name}",)
+
+
+def test_preset_list_names_every_preset(capsys: pytest.CaptureFixture[str]) -> None:
+    from workbench.config import PRESETS
+
+    assert cli.main(["preset", "list"]) == 0
+    assert capsys.readouterr().out.split() == list(PRESETS)
+    assert {"mt-bench", "mt-bench-pair", "alpaca-eval", "wildbench", "arena-hard", "inspect"} <= set(PRESETS)

@@ -485,3 +485,15 @@ def test_report_ignores_a_workbench_folder_in_the_working_directory(
     assert code == 0
     html = (out / "report.html").read_text("utf-8")
     assert "mistral-7b_dolphin_orca_labonne_dpo" in html
+
+
+def test_legacy_arena_bench_v1_copies_read_with_their_preset() -> None:
+    """The older slimmed arena-bench-v1 copies (../shared/realdata, legacy): null scores are empty."""
+    legacy = NATIVE.parent / "arena_hard_arena-bench-v1"
+    if not legacy.is_dir():
+        pytest.skip(f"legacy copies not found at {legacy}")
+    fs = sorted(str(p) for p in legacy.glob("*.slim.jsonl"))
+    a = pipeline.run(fs, load_config(preset="arena-hard-v1", overrides=FAST))
+    raw = [json.loads(x) for f in fs for x in Path(f).read_text("utf-8").splitlines() if x.strip()]
+    assert a.doc["ledger"]["lines"] == len(raw)
+    assert a.doc["ledger"]["empty"] == sum(r.get("score") is None for r in raw)
