@@ -377,7 +377,8 @@ def test_arena_hard_v2_position_effect_is_measured() -> None:
 
 
 def test_inspect_python_logs_json_and_eval_reproduce_printed_metrics() -> None:
-    logs = files("UKGovernmentBEIS__inspect_ai", "tests/**/*.json") + files("UKGovernmentBEIS__inspect_ai", "tests/**/*.eval")
+    logs = (files("UKGovernmentBEIS__inspect_ai", "tests/**/*.json")
+            + files("UKGovernmentBEIS__inspect_ai", "tests/**/*.eval"))
     a = run("inspect", logs)
     figs = a.doc["harness"]["figures"]
     assert {Path(f["file"]).suffix for f in figs} == {".json", ".eval"}

@@ -81,7 +81,8 @@ def classify(path: str) -> tuple[str | None, str]:
     keys = set(row)
     if kind == "inspect-eval" or (kind == "object" and "eval" in keys and ({"samples", "results"} & keys)):
         writer = "vitals (R)" if str((row.get("eval") or {}).get("task_file", "")).endswith(".R") else "Inspect"
-        return "inspect", f"{name}: an Inspect evaluation log ({'zip with header.json' if kind == 'inspect-eval' else 'eval/results/samples object'}, written by {writer})"
+        shape = "zip with header.json" if kind == "inspect-eval" else "eval/results/samples object"
+        return "inspect", f"{name}: an Inspect evaluation log ({shape}, written by {writer})"
     if "games" in keys and isinstance(row.get("games"), list):
         ver = "v2.0" if "uid" in keys else "v0.1"
         return "arena-hard", f"{name}: rows with a 'games' list of position-swapped verdicts (Arena-Hard-Auto {ver})"
@@ -90,11 +91,13 @@ def classify(path: str) -> tuple[str | None, str]:
     if {"preference", "generator_2"} <= keys or ("preference" in keys and "/annotations.json" in posix):
         return "alpaca-eval", f"{name}: array elements with preference and generator_2 (AlpacaEval annotations)"
     if "session_id" in keys and ("parsed_result" in keys or "/eval=" in posix):
-        return "wildbench", f"{name}: session_id rows{' under eval=<judge>/' if '/eval=' in posix else ' with parsed_result'} (WildBench scores)"
+        where = " under eval=<judge>/" if "/eval=" in posix else " with parsed_result"
+        return "wildbench", f"{name}: session_id rows{where} (WildBench scores)"
     if {"question_id", "score", "turn"} <= keys and isinstance(row.get("judge"), list):
         return "mt-bench", f"{name}: rows with question_id, turn, score and a judge list (FastChat MT-Bench single)"
     if {"question_id", "model", "score", "judgment"} <= keys:
-        return "arena-hard-v1", f"{name}: rows with question_id, model, judgment and a numeric score (arena-bench-v1 single grading)"
+        return "arena-hard-v1", (f"{name}: rows with question_id, model, judgment and a numeric score "
+                                 "(arena-bench-v1 single grading)")
     if set(KEY_FIELDS) <= keys:
         return None, f"{name}: rows with {', '.join(KEY_FIELDS)} (the default format)"
     return "?", f"{name}: fields {', '.join(sorted(keys)[:8])}{'...' if len(keys) > 8 else ''} fit no shipped preset"

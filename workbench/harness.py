@@ -143,7 +143,8 @@ def _fastchat_pairwise(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
                 if dropped.get(judge) else "pairwise-all; every row counted, re-runs included")
         for fig, val in (("win", w), ("loss", lo), ("tie", t), ("win_rate", w / n),
                          ("loss_rate", lo / n), ("win_rate_adjusted", (w + 0.5 * t) / n)):
-            out.append(_rec("fastchat_pairwise", model, judge, fig, val, n, note if fig == "win_rate_adjusted" else None))
+            out.append(_rec("fastchat_pairwise", model, judge, fig, val, n,
+                            note if fig == "win_rate_adjusted" else None))
     return out
 
 
