@@ -260,6 +260,24 @@ def test_alpaca_eval_weighted_preferences_reproduce_the_leaderboard_csv() -> Non
     assert a.doc["ledger"]["missing_planned"] == 5
 
 
+def test_alpaca_eval_percent_card_reproduces_and_names_the_absent_rows(tmp_path: Path) -> None:
+    """The leaderboard's percent win rates as a published card: valid_mean reproduces them (it
+    did not before: every weighted preference was out_of_range); the summary does not say there
+    is nothing missing, since 5 instructions are absent."""
+    a = run("alpaca-eval", files("tatsu-lab__alpaca_eval", AE_FILES), plan="complete")
+    with (NATIVE / "tatsu-lab__alpaca_eval" / AE_CSV).open(encoding="utf-8", newline="") as fh:
+        board = {r[""]: r for r in csv.DictReader(fh)}
+    card = tmp_path / "card.csv"
+    card.write_text("variant,preference\n" + "".join(
+        f"{m},{board[m]['win_rate']}\n" for m in ("text_davinci_001", "minotaur-13b", "phi-2")), "utf-8")
+    recs = check.published_check(a.rows, a.config, check.read_published(str(card), a.config))
+    for rec in recs:
+        assert "valid_mean" in rec["reproduced_by"] and "zero_filled_planned" not in rec["reproduced_by"]
+        assert "planned judgments are absent" in rec["ambiguous"]["why"]
+    summary = check.published_summary(recs)
+    assert "no missing scores" not in summary and "planned-but-absent" in summary
+
+
 def test_alpaca_eval_folder_names_are_cross_checked(tmp_path: Path) -> None:
     """A file filed under the wrong annotator folder is a provenance finding with counts."""
     src = NATIVE / "tatsu-lab__alpaca_eval/results/phi-2/weighted_alpaca_eval_gpt4_turbo/annotations.json"

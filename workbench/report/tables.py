@@ -456,6 +456,8 @@ def published_cells(r: Report) -> list[dict[str, Any]]:
                 "nearest_rule": p.get("nearest_rule"),
                 "nearest_value": p.get("nearest_value"),
                 "decimals": p.get("decimals", 2),
+                "ambiguous": p.get("ambiguous"),
+                "finding": p.get("finding"),
             }
         )
     return out
@@ -490,6 +492,10 @@ def published_table(r: Report) -> Html:
             if c["reproduced_by"] or c["nearest_rule"] is None
             else f"{c['nearest_rule']} {num(c['nearest_value'], nd + 2)}"
         )
+        if c.get("finding"):  # a cell the rows cannot speak to
+            near = c["finding"]
+        elif c.get("ambiguous"):  # several rules print this value: say why, name none
+            near = c["ambiguous"]["why"]
         valid = (
             "-"
             if c["valid_mean"] is None
@@ -513,7 +519,7 @@ def published_table(r: Report) -> Html:
             "field",
             "published",
             "reproduced by",
-            "nearest rule",
+            "nearest rule / why ambiguous",
             "valid mean (valid/rows) [CI]",
             "valid - published",
         ],
@@ -521,7 +527,8 @@ def published_table(r: Report) -> Html:
         numeric=[2, 6],
         caption="Rules: valid mean (missing dropped), zero filled (missing = 0), min filled "
         "(missing = "
-        "rubric minimum), item mean (judges averaged per item first), zero filled planned "
+        "rubric minimum), item mean (judges averaged per item first), all rows (every line as "
+        "read, re-runs included: FastChat's rule), zero filled planned "
         "(planned-but-absent judgments also 0), drop sentinels only (every number read except "
         "sentinels, out-of-range kept: FastChat's rule), raw numeric mean (every number read, "
         "sentinels included). Matched at the printed precision.",
