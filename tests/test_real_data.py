@@ -516,3 +516,59 @@ def test_legacy_arena_bench_v1_copies_read_with_their_preset() -> None:
     raw = [json.loads(x) for f in fs for x in Path(f).read_text("utf-8").splitlines() if x.strip()]
     assert a.doc["ledger"]["lines"] == len(raw)
     assert a.doc["ledger"]["empty"] == sum(r.get("score") is None for r in raw)
+
+
+def _naive_pair_buckets(rows: list[dict[str, Any]], key_of: Any, games_of: Any,
+                        labels: set[str], sentinels: set[str]) -> dict[tuple[int, str], str]:
+    """Per (line, position): the bucket from json.loads and the harness's documented encoding."""
+    out: dict[tuple[int, str], str] = {}
+    seen: dict[Any, list[tuple[int, str, Any]]] = {}
+    for ln, r in enumerate(rows, start=1):
+        for pos, g in enumerate(games_of(r), start=1):
+            p = str(pos)
+            if g is None or g in sentinels:
+                out[(ln, p)] = "empty"
+            elif g in labels:
+                out[(ln, p)] = "valid"
+            else:
+                out[(ln, p)] = "non_numeric"
+            seen.setdefault((*key_of(r), p), []).append((ln, p, g))
+    for group in seen.values():
+        if len(group) > 1:
+            if len({g for _, _, g in group}) > 1:
+                for ln, p, _ in group:
+                    out[(ln, p)] = "conflict"
+            else:
+                for ln, p, _ in group[1:]:
+                    out[(ln, p)] = "duplicate"
+    return out
+
+
+@pytest.mark.parametrize("preset, folder, pattern", [
+    ("arena-hard", "zeppombal__arena-hard-auto", "data/*/model_judgment/*/*.jsonl"),
+    ("arena-hard", "penfever__arena-hard-auto", "data/*/model_judgment/*/*.jsonl"),
+    ("arena-hard", "tiaan720__arena-hard-auto", "data/*/model_judgment/*/*.jsonl"),
+    ("mt-bench-pair", "lesnikow__fast-chat", "fastchat/**/*_pair.jsonl"),
+    ("mt-bench-pair", "lm-sys__FastChat", "fastchat/**/*_pair.jsonl")])
+def test_every_game_lands_in_the_bucket_a_naive_classifier_gives(preset: str, folder: str, pattern: str) -> None:
+    """The explode presets hide nothing: each (line, position) bucket equals one made here."""
+    fs = files(folder, pattern)
+    a = run(preset, fs, plan="complete")
+    got = {(Path(f).name, ln, t): b for f, ln, t, b in
+           a.rows.filter(pl.col("line").is_not_null()).select("file", "line", "trial", "bucket").iter_rows()}
+    mine: dict[tuple[str, int, str], str] = {}
+    for f in fs:
+        rows = [json.loads(x) for x in Path(f).read_text("utf-8").split("\n") if x.strip()]
+        if preset == "arena-hard":
+            b = _naive_pair_buckets(
+                rows, lambda r: (r.get("question_id") or r.get("uid"), r["model"], r["judge"]),
+                lambda r: [None if g is None else g.get("score") for g in r["games"]],
+                {"A>>B", "A>B", "A=B", "B>A", "B>>A"}, set())
+        else:
+            b = _naive_pair_buckets(
+                rows, lambda r: (f"{r['question_id']}:{r['turn']}", r["model_2"], r["judge"][0]),
+                lambda r: [r["g1_winner"], r["g2_winner"]], {"model_1", "model_2", "tie"}, {"error"})
+        mine.update({(Path(f).name, ln, p): v for (ln, p), v in b.items()})
+    assert got == mine
+    led = a.doc["ledger"]
+    assert led["lines"] == len(mine) == 2 * a.doc["ledger_notes"]["input_lines"]

@@ -215,6 +215,9 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 def preset_text(name: str) -> str:
     """Return the YAML text of a shipped preset."""
+    if name == AUTO:
+        raise ConfigError("preset 'auto' is chosen from the input files: the CLI resolves it; from "
+                          "Python call workbench.detect.detect(paths) and pass the preset it names")
     if name not in PRESETS:
         raise ConfigError(f"unknown preset {name!r}; available: {', '.join(PRESETS)}")
     try:
