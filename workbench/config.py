@@ -188,8 +188,13 @@ class Config:
 
     @property
     def decimals(self) -> int:
-        """Decimals for a rendered headline number (``unit.decimals``; default 2)."""
-        return int(self.unit.get("decimals", 2))
+        """Decimals for a rendered headline number: ``unit.decimals``, else enough to order cells
+        on the value range (2 on a 1-10 rubric or 0-100, 3 on a 1-2 or 0-1 scale, 4 below)."""
+        if "decimals" in self.unit:
+            return int(self.unit["decimals"])
+        lo, hi = self.value_range
+        span = hi - lo
+        return 2 if span >= 5 else 3 if span >= 0.5 else 4
 
     def with_overrides(self, **params: Any) -> Config:
         """Return a copy with analysis parameters replaced (``min_valid_n=12``, ``seed=1``...)."""

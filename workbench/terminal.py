@@ -119,8 +119,16 @@ def cell_text(c: dict[str, Any], nd: int = 2) -> str:
 
 
 def _decimals(doc: dict[str, Any]) -> int:
-    unit = (doc.get("config") or {}).get("unit") or {}
-    return int(unit.get("decimals", 2))
+    """The config's rendering decimals (:attr:`workbench.config.Config.decimals`), from the doc."""
+    cfg = doc.get("config") or {}
+    unit = cfg.get("unit") or {}
+    if "decimals" in unit:
+        return int(unit["decimals"])
+    if cfg.get("preference") is not None or unit.get("name") == "percent":
+        return 2
+    rub = cfg.get("rubric") or {}
+    span = float(rub.get("max", 10)) - float(rub.get("min", 1))
+    return 2 if span >= 5 else 3 if span >= 0.5 else 4
 
 
 def plan_text(doc: dict[str, Any]) -> str | None:
