@@ -249,3 +249,19 @@ def test_preset_list_names_every_preset(capsys: pytest.CaptureFixture[str]) -> N
     assert cli.main(["preset", "list"]) == 0
     assert capsys.readouterr().out.split() == list(PRESETS)
     assert {"mt-bench", "mt-bench-pair", "alpaca-eval", "wildbench", "arena-hard", "inspect"} <= set(PRESETS)
+
+
+def test_real_data_tests_skip_outside_ci_and_fail_under_ci(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("real_data_mod", Path(__file__).with_name("test_real_data.py"))
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    missing = tmp_path / "nowhere"
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="real judge logs not found"):
+        mod.require_real_data(missing)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true and real judge logs not found"):
+        mod.require_real_data(missing)

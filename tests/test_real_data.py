@@ -43,15 +43,20 @@ FOLDERS = ("lm-sys__FastChat", "lesnikow__fast-chat", "wgm20__FastChat", "dreami
            "tiaan720__arena-hard-auto", "tidyverse__vitals", "UKGovernmentBEIS__inspect_ai")
 
 
-@pytest.fixture(autouse=True)
-def _real_data() -> None:
-    if NATIVE.is_dir():
+def require_real_data(folder: Path = NATIVE) -> None:
+    """Skip with the reason when the real logs are absent; fail instead under ``CI=true``."""
+    if folder.is_dir():
         return
-    msg = (f"real judge logs not found at {NATIVE} (the repository's parent folder must hold "
+    msg = (f"real judge logs not found at {folder} (the repository's parent folder must hold "
            "shared/realdata/native/; see docs/real-data.md)")
     if os.environ.get("CI") == "true":
         pytest.fail("CI=true and " + msg)
     pytest.skip(msg)
+
+
+@pytest.fixture(autouse=True)
+def _real_data() -> None:
+    require_real_data()
 
 
 def files(folder: str, pattern: str) -> list[str]:
