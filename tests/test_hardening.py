@@ -7,6 +7,7 @@ the minimum bootstrap, so the whole module takes well under a minute.
 from __future__ import annotations
 
 import gzip
+import html as htmlmod
 import json
 import os
 import subprocess
@@ -392,7 +393,8 @@ def test_report_with_urls_in_text_renders_and_reruns(tmp_path: Path) -> None:
         assert o.code == 0, o.err
         assert (out / "report.html").is_file()
     html = (out / "report.html").read_text(encoding="utf-8")
-    assert "Names that print alike (1)" in html and "'a ': 12 rows" in html
+    text = htmlmod.unescape(html)
+    assert "Names that print alike (1)" in text and "'a ': 12 rows" in text
     files = json.loads((out / "run.json").read_text(encoding="utf-8"))["workbench_outputs"]["files"]
     assert {"report.html", "report.ipynb", "results.json", "rows.parquet", "run.json"} <= set(files)
     assert not [f for f in os.listdir(out) if f.startswith(".wb-tmp-")]
