@@ -205,6 +205,7 @@ def child_stages(path: str, out: str, resamples: int | None) -> dict[str, Any]:
     wrapped = sum(v["seconds"] for k, v in timing.items()
                   if not k.startswith("of which") and not k.startswith("writing"))
     timing["other (inline in pipeline.run)"] = {"seconds": max(0.0, t_run - wrapped), "calls": 1}
+    timing.update(_time_check(analysis, cfg, Path(out), record, timing))
     return {
         "imports_seconds": t_imported - t_start,
         "run_seconds": t_run,
@@ -216,6 +217,33 @@ def child_stages(path: str, out: str, resamples: int | None) -> dict[str, Any]:
         "stages": timing,
         "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
     }
+
+
+def _time_check(analysis: Any, cfg: Any, out: Path, record: Any, timing: dict) -> dict[str, Any]:
+    """The headline check is not part of a default ``analyze`` (no --published/--claims): time
+    it after the run on a printed card and three claims written here, so its cost is known."""
+    from workbench import check
+
+    variants = sorted(set(analysis.rows["variant"].drop_nulls().to_list()))
+    card = out / "published_scorecard.csv"
+    card.write_text("variant,overall,honesty\n" + "".join(
+        f"{v},{5.0 + 0.1 * i:.2f},{5.5 + 0.1 * i:.2f}\n" for i, v in enumerate(variants)), encoding="utf-8")
+    claims = out / "claims.yaml"
+    claims.write_text("".join(
+        f"- name: \"{a} beats {b} on {f}\"\n  field: {f}\n  a: {a}\n  b: {b}\n  claimed: 0.5\n"
+        for f, a, b in (("overall", variants[2], variants[0]), ("overall", variants[4], variants[1]),
+                        ("honesty", variants[2], variants[0]))), encoding="utf-8")
+    extra: dict[str, Any] = {}
+    try:
+        t0 = time.perf_counter()
+        check.published_check(analysis.rows, cfg, check.read_published(str(card), cfg), source=str(card))
+        record("check: published card (not in a default run)", time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        check.check_claims(analysis.rows, cfg, check.read_claims(str(claims)))
+        record("check: 3 claims (not in a default run)", time.perf_counter() - t0)
+    except Exception as exc:  # noqa: BLE001 - another helper may have changed the check API
+        extra["check: not measured"] = {"seconds": 0.0, "calls": 0, "error": f"{type(exc).__name__}: {exc}"}
+    return extra
 
 
 def child_main(argv: list[str]) -> int:
@@ -314,7 +342,8 @@ def workbench_cmd() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "workbench.cli"]
 
 
-def run_size(rows: int, args: argparse.Namespace, only: set[str]) -> dict[str, Any]:
+def run_size(rows: int, args: argparse.Namespace, only: set[str], record: dict[str, Any],
+             save: Any) -> dict[str, Any]:
     t0 = time.perf_counter()
     path = generate.generate(rows, args.seed)
     clean = generate.generate(rows, args.seed, clean=True)
@@ -358,18 +387,23 @@ def run_size(rows: int, args: argparse.Namespace, only: set[str]) -> dict[str, A
     if "duckdb" in only and len(plan) > 1:
         plan.append(("duckdb", "DuckDB again (after the others)", [*me, "duckdb", str(path)]))
 
-    records = []
+    records: list[dict[str, Any]] = []
+    partial = {"rows": n, "file": str(path), "meta": meta, "records": records, "resamples_cap": args.resamples,
+               "incomplete": True}
+    record["runs"].append(partial)
     for kind, label, cmd in plan:
         print(f"-- {label} ...", flush=True)
         rec = measure(cmd, args.timeout)
         rec.update(kind=kind, label=label)
         records.append(rec)
+        save()
         note = _note(rec, meta)
         print(f"   {rec['wall']:8.2f} s  cpu {rec['cpu']:7.1f} s  rss_max {gb(rec['rss_max'])}  "
               f"rss_tree {gb(rec['rss_tree'])}  load {rec['load_at_start']:.1f}  rc {rec['rc']}  {note}",
               flush=True)
     duck = [r["wall"] for r in records if r["kind"] == "duckdb" and r["rc"] == 0]
     ref = min(duck) if duck else None
+    record["runs"].remove(partial)
     summary = {"rows": n, "file": str(path), "meta": meta, "duckdb_ref": ref, "records": records,
                "resamples_cap": args.resamples}
     print_table(summary)
@@ -400,19 +434,23 @@ def _note(rec: dict[str, Any], meta: dict[str, Any]) -> str:
 
 
 def print_table(summary: dict[str, Any]) -> None:
-    n, ref = summary["rows"], summary["duckdb_ref"]
-    print(f"\n{n:,} rows; ratio = wall time / DuckDB's (faster of its runs: "
-          f"{'-' if ref is None else f'{ref:.2f} s'})")
-    print(f"| {'measurement':<52} | {'wall':>9} | {'rows/s':>8} | {'x DuckDB':>8} | {'CPU':>8} | "
-          f"{'peak RSS (largest)':>18} | {'peak RSS (tree)':>15} | {'load':>4} |")
-    print("|" + "|".join("-" * w for w in (54, 11, 10, 10, 10, 20, 17, 6)) + "|")
+    n = summary["rows"]
+    duck = [r for r in summary["records"] if r["kind"] == "duckdb" and r["rc"] == 0]
+    ref = min((r["wall"] for r in duck), default=None)
+    ref_cpu = min((r["cpu"] for r in duck), default=None)
+    print(f"\n{n:,} rows; x DuckDB = wall (CPU) time / DuckDB's, the faster of its runs: "
+          f"{'-' if ref is None else f'{ref:.2f} s ({ref_cpu:.2f} s CPU)'}")
+    print(f"| {'measurement':<56} | {'wall':>9} | {'rows/s':>8} | {'x DuckDB':>8} | {'CPU':>8} | "
+          f"{'CPU x DuckDB':>12} | {'peak RSS (largest)':>18} | {'peak RSS (tree)':>15} | {'load':>4} |")
+    print("|" + "|".join("-" * w for w in (58, 11, 10, 10, 10, 14, 20, 17, 6)) + "|")
     for r in summary["records"]:
         failed = r["timed_out"] or "failed" in r["result"] or r["rc"] not in (0, 1)
         wall = f"{r['wall']:.2f} s"
         rate = "-" if failed else f"{n / r['wall'] / 1e6:.3f} M"
         ratio = "-" if failed or ref is None else f"{r['wall'] / ref:.1f}x"
+        cratio = "-" if failed or not ref_cpu else f"{r['cpu'] / ref_cpu:.1f}x"
         label = r["label"] + (" (failed)" if failed else "")
-        print(f"| {label:<52} | {wall:>9} | {rate:>8} | {ratio:>8} | {r['cpu']:>6.1f} s | "
+        print(f"| {label:<56} | {wall:>9} | {rate:>8} | {ratio:>8} | {r['cpu']:>6.1f} s | {cratio:>12} | "
               f"{gb(r['rss_max']):>18} | {gb(r['rss_tree']):>15} | {r['load_at_start']:>4.1f} |")
 
 
@@ -421,10 +459,12 @@ def print_stages(rec: dict[str, Any]) -> None:
     print(f"\nstages of one analysis ({res['resamples']:,} resamples, {res['cells']} scorecard cells, "
           f"{res['judge_offsets']} judge offsets, {res['contrasts']} contrasts); imports "
           f"{res['imports_seconds']:.1f} s, pipeline.run {res['run_seconds']:.1f} s, peak RSS {gb(res['peak_rss'])}")
-    for label, v in res["stages"].items():
+    order = sorted(res["stages"].items(), key=lambda kv: (kv[0].startswith("of which"), kv[0].startswith("check")))
+    for label, v in order:
         rss = f"  RSS after {gb(v.get('rss_after'))}, peak so far {gb(v.get('peak_rss_so_far'))}" \
             if "rss_after" in v else ""
-        print(f"  {label:<40} {v['seconds']:8.1f} s  ({v['calls']} calls){rss}")
+        err = f"  {v['error']}" if "error" in v else ""
+        print(f"  {label:<46} {v['seconds']:8.1f} s  ({v['calls']} calls){rss}{err}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -442,7 +482,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="resamples of the stage-timed run (default: the workbench default, 10,000)")
     ap.add_argument("--pandas-max-rows", type=int, default=1_000_000)
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per measurement")
+    ap.add_argument("--show", metavar="RECORD.json", help="print the tables of a saved record and exit")
     args = ap.parse_args(argv)
+    if args.show:
+        saved = json.loads(Path(args.show).read_text(encoding="utf-8"))
+        print(f"started {saved['started']} on {saved['machine']}\ncommand: {' '.join(saved['argv'])}")
+        for run in saved["runs"]:
+            print_table(run)
+            st = next((r for r in run["records"] if r["kind"] == "stages" and r["rc"] == 0), None)
+            if st:
+                print_stages(st)
+        return 0
     sizes = [SMOKE_ROWS] if args.smoke else [int(s) for s in args.sizes.split(",")]
     only = {s.strip() for s in args.only.split(",") if s.strip()}
     bad = only - set(MEASUREMENTS)
@@ -467,14 +517,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"started {started:%Y-%m-%d %H:%M} UTC on {machine}; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("command: " + " ".join([Path(sys.executable).name, *sys.argv]))
-    runs = [run_size(n, args, only) for n in sizes]
-    finished = _dt.datetime.now(_dt.UTC)
-    print(f"\nfinished {finished:%H:%M} UTC; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    record = {"started": started.isoformat(), "finished": finished.isoformat(), "machine": machine,
-              "argv": sys.argv, "runs": runs}
     generate.CACHE.mkdir(parents=True, exist_ok=True)
     out = generate.CACHE / f"bench_scale_{started:%Y%m%dT%H%M%S}.json"
-    out.write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
+    record: dict[str, Any] = {"started": started.isoformat(), "finished": None, "machine": machine,
+                              "argv": sys.argv, "runs": []}
+
+    def save() -> None:  # after every measurement, so an interrupted run keeps what it measured
+        out.write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
+
+    for n in sizes:
+        record["runs"].append(run_size(n, args, only, record, save))
+    finished = _dt.datetime.now(_dt.UTC)
+    print(f"\nfinished {finished:%H:%M} UTC; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    record["finished"] = finished.isoformat()
+    save()
     print(f"record: {out}")
     return 0
 
