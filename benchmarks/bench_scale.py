@@ -411,8 +411,13 @@ def run_size(rows: int, args: argparse.Namespace, only: set[str], record: dict[s
     duck = [r["wall"] for r in records if r["kind"] == "duckdb" and r["rc"] == 0]
     ref = min(duck) if duck else None
     record["runs"].remove(partial)
+    a, b = outdir / "default" / "results.json", outdir / "nogate" / "results.json"
+    same = None
+    if {"analyze", "analyze-nogate"} <= only and a.exists() and b.exists():
+        same = a.read_bytes() == b.read_bytes()
+        print(f"results.json of analyze and analyze --no-gate byte-identical: {'yes' if same else 'NO'}")
     summary = {"rows": n, "file": str(path), "meta": meta, "duckdb_ref": ref, "records": records,
-               "resamples_cap": args.resamples}
+               "resamples_cap": args.resamples, "results_identical": same}
     print_table(summary)
     stages = next((r for r in records if r["kind"] == "stages" and r["rc"] == 0), None)
     if stages:
