@@ -262,7 +262,8 @@ def claim_for(rows: list[dict[str, Any]], tmp_path: Path, a: str, b: str, claime
 CLAIM_KEYS = {"name", "field", "subset", "a", "b", "claimed", "recomputed", "ci_low", "ci_high",
               "paired", "paired_ci_low", "paired_ci_high", "zero_filled", "valid_n_a", "rows_a",
               "valid_n_b", "rows_b", "bound_low", "bound_high", "verdict", "confounded", "notes",
-              "judge", "status_a", "status_b", "missing_rate_a", "missing_rate_b", "fisher_p"}
+              "judge", "status_a", "status_b", "missing_rate_a", "missing_rate_b", "fisher_p",
+              "confounded_missing", "confounded_judges", "confounding_notes"}
 
 
 def test_real_effect_holds(tmp_path: Path) -> None:
@@ -323,6 +324,9 @@ def test_null_effect_with_large_zero_filled_headline_is_a_tie(tmp_path: Path) ->
     assert rec["fisher_p"] == pytest.approx(p, rel=1e-9)
     assert rec["confounded"] is True
     assert "missing rates differ: 0% vs 50% (Fisher p<0.001)" in rec["notes"]
+    # the report reads the reasons as data, not by matching sentences
+    assert (rec["confounded_missing"], rec["confounded_judges"]) == (True, False)
+    assert rec["confounding_notes"] == ["missing rates differ: 0% vs 50% (Fisher p<0.001)"]
 
 
 def test_reversal_reverses(tmp_path: Path) -> None:
@@ -375,6 +379,8 @@ def test_confounding_by_judge_assignment(tmp_path: Path) -> None:
     note = next(n for n in rec["notes"] if n.startswith("different judges"))
     assert note == ("different judges: a scored by j1, b by j2; j1 leaves 46% of its rows without "
                     "a valid overall vs 9% for j2 (Fisher p<0.001)")
+    assert (rec["confounded_missing"], rec["confounded_judges"]) == (False, True)
+    assert rec["confounding_notes"] == [note]
 
 
 def test_claim_line_format_matches_the_issue() -> None:

@@ -684,8 +684,10 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
     units), ``zero_filled`` (difference of the sides' zero-filled means, rows as read),
     ``valid_n_*``/``rows_*``/``status_*``/``missing_rate_*`` per side, ``bound_low``/
     ``bound_high`` (every missing row of a and of b anywhere in the rubric range: lowest and
-    highest possible a - b), ``fisher_p`` (the sides' missing rates), ``confounded`` and
-    ``verdict``:
+    highest possible a - b), ``fisher_p`` (the sides' missing rates), ``confounded`` (either
+    of ``confounded_missing``: the sides' missing rates differ at ``alpha``, Fisher exact;
+    ``confounded_judges``: different judge sets whose own missing rates differ), with
+    ``confounding_notes`` the sentences saying why (also in ``notes``), and ``verdict``:
 
     * ``insufficient``: either side is not ``measured`` (or no interval exists);
     * ``tie``: the interval contains 0;
@@ -734,11 +736,13 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
             notes.append(f"with the missing rows anywhere in {lo_v}..{hi_v} the difference "
                          f"lies in [{_num(lo_b)}, {_num(hi_b)}]: {flip}")
         side_flag = fisher is not None and fisher < cfg.alpha
+        confounding = []
         if side_flag:
-            notes.append(f"missing rates differ: {_pct(rate_a)} vs {_pct(rate_b)} ({_p(fisher)})")
+            confounding.append(f"missing rates differ: {_pct(rate_a)} vs {_pct(rate_b)} ({_p(fisher)})")
         judge_flag, judge_note = _judge_confound(rows, cfg, claim, fld, sa["judges"], sb["judges"])
         if judge_note:
-            notes.append(judge_note)
+            confounding.append(judge_note)
+        notes.extend(confounding)
         if rec["paired_diff"] is not None:
             unit = "matched rows" if rec["paired_unit"] == "row" else "matched scenario means"
             ci = ("" if rec["paired_ci_low"] is None
@@ -755,7 +759,9 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
             "rows_b": cb["rows"], "status_a": ca["status"], "status_b": cb["status"],
             "missing_rate_a": rate_a, "missing_rate_b": rate_b,
             "bound_low": lo_b, "bound_high": hi_b, "fisher_p": fisher,
-            "verdict": verdict, "confounded": bool(side_flag or judge_flag), "notes": notes,
+            "verdict": verdict, "confounded": bool(side_flag or judge_flag),
+            "confounded_missing": bool(side_flag), "confounded_judges": bool(judge_flag),
+            "confounding_notes": confounding, "notes": notes,
         })
     return out
 
@@ -794,7 +800,8 @@ CLAIMS_SCHEMA: dict[str, Any] = {
     "status_a": pl.String, "status_b": pl.String, "missing_rate_a": pl.Float64,
     "missing_rate_b": pl.Float64, "bound_low": pl.Float64, "bound_high": pl.Float64,
     "fisher_p": pl.Float64, "verdict": pl.String, "confounded": pl.Boolean,
-    "notes": pl.List(pl.String),
+    "confounded_missing": pl.Boolean, "confounded_judges": pl.Boolean,
+    "confounding_notes": pl.List(pl.String), "notes": pl.List(pl.String),
 }
 
 
