@@ -452,17 +452,17 @@ def print_table(summary: dict[str, Any]) -> None:
     ref_cpu = min((r["cpu"] for r in duck), default=None)
     print(f"\n{n:,} rows; x DuckDB = wall (CPU) time / DuckDB's, the faster of its runs: "
           f"{'-' if ref is None else f'{ref:.2f} s ({ref_cpu:.2f} s CPU)'}")
-    print(f"| {'measurement':<56} | {'wall':>9} | {'rows/s':>8} | {'x DuckDB':>8} | {'CPU':>8} | "
+    print(f"| {'measurement':<56} | {'wall':>9} | {'rows/s':>9} | {'x DuckDB':>8} | {'CPU':>8} | "
           f"{'CPU x DuckDB':>12} | {'peak RSS (largest)':>18} | {'peak RSS (tree)':>15} | {'load':>4} |")
-    print("|" + "|".join("-" * w for w in (58, 11, 10, 10, 10, 14, 20, 17, 6)) + "|")
+    print("|" + "|".join("-" * w for w in (58, 11, 11, 10, 10, 14, 20, 17, 6)) + "|")
     for r in summary["records"]:
         failed = r["timed_out"] or "failed" in r["result"] or r["rc"] not in (0, 1)
         wall = f"{r['wall']:.2f} s"
-        rate = "-" if failed else f"{n / r['wall'] / 1e6:.3f} M"
+        rate = "-" if failed else f"{n / r['wall']:,.0f}"
         ratio = "-" if failed or ref is None else f"{r['wall'] / ref:.1f}x"
         cratio = "-" if failed or not ref_cpu else f"{r['cpu'] / ref_cpu:.1f}x"
         label = r["label"] + (" (failed)" if failed else "")
-        print(f"| {label:<56} | {wall:>9} | {rate:>8} | {ratio:>8} | {r['cpu']:>6.1f} s | {cratio:>12} | "
+        print(f"| {label:<56} | {wall:>9} | {rate:>9} | {ratio:>8} | {r['cpu']:>6.1f} s | {cratio:>12} | "
               f"{gb(r['rss_max']):>18} | {gb(r['rss_tree']):>15} | {r['load_at_start']:>4.1f} |")
 
 
