@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -34,7 +35,33 @@ class Analysis:
 
     def frame(self, name: str) -> pl.DataFrame:
         """A stage's table by name (``census``, ``scorecard``, ``judge_offsets``...)."""
-        return self.frames[name]
+        try:
+            return self.frames[name]
+        except KeyError:
+            import difflib
+
+            near = difflib.get_close_matches(name, list(self.frames), n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise KeyError(f"no frame {name!r}; {hint}frames: {', '.join(self.frames)}") from None
+
+    def _repr_html_(self) -> str:
+        """A compact summary in JupyterLab (the whole document is ``.doc``)."""
+        import html
+
+        led, gate = self.doc["ledger"], self.doc.get("gate") or {}
+        names = ", ".join(html.escape(p["path"].rsplit("/", 1)[-1]) for p in self.doc["inputs"])
+        shown = ", ".join(f"{k} {v}" for k, v in led.items() if v and k != "lines")
+        frames = ", ".join(f"<code>{html.escape(k)}</code> ({v.height})" for k, v in self.frames.items())
+        verdict = "passed" if gate.get("passed", True) else "FAILED"
+        return (f"<div><b>workbench Analysis</b> of {names}: {led['lines']} lines ({html.escape(shown)}); "
+                f"headline <code>{html.escape(self.config.headline)}</code>; gate {verdict}.<br>"
+                f"<code>.frame(name)</code>: {frames}; <code>.rows</code> ({self.rows.height} rows); "
+                "<code>.doc</code> the results document.</div>")
+
+    def __repr__(self) -> str:
+        led = self.doc["ledger"]
+        return (f"<Analysis: {len(self.doc['inputs'])} input(s), {led['lines']} lines, {led['valid']} valid; "
+                f"frames: {', '.join(self.frames)}>")
 
 
 def _version() -> str:
@@ -65,7 +92,7 @@ def load(
 
 
 def run(
-    inputs: Sequence[str], cfg: Config, plan: str | None = None,
+    inputs: Sequence[str | Path] | str | Path, cfg: Config | str | Path | None = None, plan: str | None = None,
     published: str | None = None, claims: str | None = None,
     progress: Callable[[int], None] | None = None,
     on_stage: Callable[[str], None] | None = None,
@@ -76,7 +103,13 @@ def run(
     starts (the CLI shows both on a terminal, so a long run is never silent).
     """
     stage = on_stage or (lambda text: None)
-    rows, sources, plan_info = load(inputs, cfg, plan, progress)
+    if isinstance(inputs, str | Path):  # one path, not a sequence of characters
+        inputs = [str(inputs)]
+    if not isinstance(cfg, Config):  # a config path (or None: the defaults)
+        from .config import load_config
+
+        cfg = load_config(None if cfg is None else str(cfg))
+    rows, sources, plan_info = load([str(i) for i in inputs], cfg, plan, progress)
     stage(f"{rows.height} rows read; census")
     config_warnings = check_names(rows, cfg)
     hl = cfg.headline

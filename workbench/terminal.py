@@ -27,6 +27,31 @@ def progress_bar(label: str, enabled: bool = True, total: int | None = None) -> 
     return update
 
 
+_SGR = {"good": "32", "warn": "33", "bad": "31", "muted": "2", "bold": "1"}
+
+
+def use_colour(stream: Any = None) -> bool:
+    """Colour only on a terminal, never with ``NO_COLOR`` set (https://no-color.org) or
+    ``TERM=dumb``; ``FORCE_COLOR`` turns it on anywhere."""
+    import os
+
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    stream = sys.stdout if stream is None else stream
+    return bool(getattr(stream, "isatty", lambda: False)()) and os.environ.get("TERM") != "dumb"
+
+
+def colour(text: str, kind: str, stream: Any = None) -> str:
+    """``text`` in the colour of ``kind`` (good, warn, bad, muted, bold) where colour is on."""
+    code = _SGR.get(kind)
+    return f"\033[{code}m{text}\033[0m" if code and use_colour(stream) else text
+
+
+VERDICT_KIND = {"holds": "good", "shrinks": "warn", "tie": "bad", "reverses": "bad", "insufficient": "muted"}
+
+
 def stage_printer(enabled: bool = True) -> Callable[[str], None]:
     """A callback printing ``workbench: <stage> (t s)`` to stderr as each stage starts.
 

@@ -14,11 +14,9 @@ from ..errors import WorkbenchError
 
 
 def notebook_path() -> Path:
-    """The report notebook: the source tree's ``notebooks/reanalysis.ipynb`` when running from a
-    checkout, else the copy shipped in the package."""
-    here = Path(__file__).resolve().parent.parent
-    tree = here.parent / "notebooks" / "reanalysis.ipynb"
-    return tree if tree.is_file() else here / "notebooks" / "reanalysis.ipynb"
+    """The report notebook, ``workbench/notebooks/reanalysis.ipynb``: its one copy, shipped in
+    the package (open it in JupyterLab from there, or copy it)."""
+    return Path(__file__).resolve().parent.parent / "notebooks" / "reanalysis.ipynb"
 
 
 def _kernel_manager_class() -> type:

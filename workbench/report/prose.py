@@ -27,6 +27,7 @@ def leads(r: Report) -> dict[str, str]:
         "offsets": _lead_offsets(r),
         "contrasts": _lead_contrasts(r),
         "claims": _lead_claims(r),
+        "methods": _lead_methods(r),
         "limits": _lead_limits(r),
         "rows": _lead_rows(r),
     }
@@ -253,6 +254,14 @@ def _lead_claims(r: Report) -> str:
         if len(bad) > 3:
             text += f"; and {len(bad) - 3} more"
     return text + "."
+
+
+def _lead_methods(r: Report) -> str:
+    n = r.analysis.rows["scenario"].drop_nulls().n_unique() if "scenario" in r.analysis.rows.columns else 0
+    return (
+        f"Scenarios are the clusters ({n} in all): every interval and test below is computed on "
+        f"them, at {r.cfg.confidence:.0%} with seed {r.cfg.seed}, so rerunning gives the same numbers."
+    )
 
 
 def _lead_limits(r: Report) -> str:
