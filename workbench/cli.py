@@ -111,7 +111,10 @@ error) and headline numbers. Exit 1 when an entry errored or failed its gate, el
 def _add_inputs(p: argparse.ArgumentParser, out_required: bool = True) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="judge-row files or globs (.jsonl, .jsonl.gz, .json)")
     p.add_argument("--config", metavar="FILE", help="YAML config (see docs/config.md)")
-    p.add_argument("--preset", choices=config_mod.PRESETS, help="a shipped config for a known harness")
+    p.add_argument("--preset", choices=(*config_mod.PRESETS, config_mod.AUTO),
+                   help="a shipped config for a known harness, or 'auto' to detect it from the files "
+                        "(the default when no --preset/--config is given and the rows are not in the "
+                        "default format)")
     p.add_argument("--plan", metavar="FILE|complete",
                    help="CSV of planned judgments, or 'complete' for every observed combination")
     p.add_argument("--published", metavar="FILE", help="published scorecard CSV to audit")
@@ -203,8 +206,28 @@ def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
     return over
 
 
+def resolve_preset(args: argparse.Namespace) -> None:
+    """Replace ``--preset auto`` (or no --preset/--config with non-default rows) by the detected
+    preset, saying on stderr which and why; exit 2 with the candidates when it cannot tell."""
+    from . import detect
+    from .ingest import expand_inputs
+
+    explicit = args.preset == config_mod.AUTO
+    if not explicit and (args.preset is not None or args.config is not None):
+        return
+    files = expand_inputs(list(args.inputs))
+    if not explicit and (detect.default_fits(files)
+                         or all(detect.classify(f)[0] in (None, "?") for f in files)):
+        return  # default rows, or nothing recognisable: ingest says precisely what is wrong
+    preset, why = detect.detect(files)
+    args.preset = preset
+    # always said (stderr), --quiet or not: a guessed format must never go unnoticed
+    print(f"workbench: preset auto -> {preset or 'default format'} ({why})", file=sys.stderr)
+
+
 def config_from_args(args: argparse.Namespace) -> config_mod.Config:
     """The Config for parsed CLI arguments: defaults, preset, --config file, flags and -p."""
+    resolve_preset(args)
     return config_mod.load_config(args.config, args.preset, overrides_from_args(args) or None)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from . import api, ingest, ledger, paired
+from . import api, formats, harness, ingest, ledger, paired, provenance
 from .census import census as census_table
 from .census import census_margins, missingness_tests, scale_checks
 from .config import Config
@@ -82,13 +82,47 @@ def load(
     """
     rows, sources = ingest.read_rows(inputs, cfg, progress=progress)
     plan_df = None
+    mode = None
+    task_files: list[str] = []
     if plan == "complete":
-        plan_df = ledger.complete_plan(rows)
+        plan_df, mode = ledger.complete_plan(rows), "complete"
+    elif plan is not None and plan.endswith((".jsonl", ".json")):
+        plan_df, task_files = _task_plan(rows, cfg, plan)
+        mode = "tasks"
     elif plan is not None:
-        plan_df = ledger.read_plan(plan)
+        plan_df, mode = ledger.read_plan(plan), "file"
+    elif cfg.tasks is not None and any(formats.task_file_for(s.path, cfg) for s in sources):
+        plan_df, task_files = _task_plan(rows, cfg, None)
+        mode = "tasks"
     rows, info = ledger.apply_plan(rows, plan_df)
-    info["mode"] = None if plan is None else ("complete" if plan == "complete" else "file")
+    info["mode"] = mode
+    if mode == "tasks":
+        info["task_files"] = task_files
     return rows, sources, info
+
+
+def _task_plan(rows: pl.DataFrame, cfg: Config, task_file: str | None) -> tuple[pl.DataFrame, list[str]]:
+    """The plan a harness's question file gives: its task ids x the variant, trial and judge
+    combinations each input file holds (a file whose task list cannot be found plans its own
+    scenarios). ``task_file`` None: the preset's ``tasks.file`` beside each input."""
+    from .config import KEY_FIELDS
+
+    keys = (cfg.tasks or {}).get("key") or ["question_id", "uid", "id", "session_id", "instruction"]
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    keyed = rows.filter(~pl.col("bucket").is_in(["blank", "malformed"]))
+    parts = []
+    used: list[str] = []
+    for (f,), sub in sorted(keyed.partition_by(["file"], as_dict=True).items()):
+        tf = task_file if task_file is not None else formats.task_file_for(f, cfg)
+        combos = sub.select("variant", "trial", "judge").unique()
+        if tf is None:
+            scen = sub.select("scenario").unique()
+        else:
+            scen = pl.DataFrame({"scenario": formats.read_task_ids(tf, keys)})
+            if tf not in used:
+                used.append(tf)
+        parts.append(scen.join(combos, how="cross").select(KEY_FIELDS))
+    return pl.concat(parts).unique(maintain_order=True), used
 
 
 def run(
@@ -113,7 +147,7 @@ def run(
     stage(f"{rows.height} rows read; census")
     config_warnings = check_names(rows, cfg)
     hl = cfg.headline
-    led = ledger.count_ledger(rows, planned=plan is not None)
+    led = ledger.count_ledger(rows, planned=plan_info["mode"] is not None)
     cen = census_table(rows, cfg)
     margins = census_margins(rows, cfg)
     doc: dict[str, Any] = {
@@ -136,7 +170,11 @@ def run(
         "census_margins": _census_records(margins, cfg),
         "missingness_tests": missingness_tests(rows, cfg),
         "scale_checks": scale_checks(rows, cfg),
+        "provenance_checks": provenance.provenance_checks(rows, cfg),
     }
+    if cfg.explode is not None:
+        # one input line holds several judgments: the ledger counts judgments (rows)
+        doc["ledger_notes"]["input_lines"] = sum(s.lines for s in sources)
     stage(f"scorecard (cluster bootstrap, {cfg.resamples} resamples per cell)")
     card = scorecard_table(rows, cfg)
     flags = flag_rates(rows, cfg)
@@ -168,6 +206,11 @@ def run(
         claims_checked = check.check_claims(rows, cfg, check.read_claims(claims))
         doc["claims"] = claims_checked
     doc["repetition"] = paired.repetition_consistency(rows, cfg)
+    if cfg.harness is not None or cfg.explode is not None:
+        stage("harness rule")
+        doc["harness"] = {"rule": (cfg.harness or {}).get("rule"),
+                          "figures": harness.harness_figures(rows, cfg),
+                          "position_swap": harness.position_swap(rows, cfg)}
     frames = {"census": cen, "census_margins": margins, "scorecard": card, "flag_rates": flags,
               "pass_rates": passes, "consistency": cons,
               "judge_offsets": api._frame(doc["judge_offsets"]), "contrasts": api._frame(doc["contrasts"])}

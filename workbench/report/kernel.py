@@ -43,7 +43,12 @@ def _kernel_manager_class() -> type:
         def kernel_spec(self) -> KernelSpec:
             if self._kernel_spec is None:
                 self._kernel_spec = KernelSpec(
-                    argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                    # -P (Python >= 3.11) and ignore_cwd: the kernel's working directory is NOT
+                    # put on sys.path, so a `workbench/` folder in it cannot shadow the installed
+                    # package (it did: MultiplexedPath.joinpath() errors in the report cell)
+                    argv=[sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []),
+                          "-m", "ipykernel_launcher", "--IPKernelApp.ignore_cwd=True",
+                          "-f", "{connection_file}"],
                     display_name=f"Python {platform.python_version()} ({sys.prefix})",
                     language="python",
                     metadata={},

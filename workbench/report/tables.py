@@ -303,18 +303,18 @@ def scorecard_tables(r: Report) -> Html:
         rank += measured
         cut |= truncated(c["ci_low"], c["ci_high"], cfg.value_range)
         mean = (f"- (0/{c['rows']})" if c["mean"] is None else
-                f"{num(c['mean'])} ({c['valid_n']}/{c['rows']}) "
-                f"{bounded_interval(c['ci_low'], c['ci_high'], cfg.value_range)}")
+                f"{num(c['mean'], cfg.decimals)} ({c['valid_n']}/{c['rows']}) "
+                f"{bounded_interval(c['ci_low'], c['ci_high'], cfg.value_range, cfg.decimals)}")
         body.append(
             [
                 rank if measured else "-",
                 c["variant"],
                 tag("span", mean, cls="wb-mono"),
-                tag("span", bounded_interval(c.get("boot_low"), c.get("boot_high"), cfg.value_range),
-                    cls="wb-mono"),
-                num(c["zero_filled_mean"]),
-                signed(c["zero_filled_diff"]),
-                interval(c["lower_bound"], c["upper_bound"]),
+                tag("span", bounded_interval(c.get("boot_low"), c.get("boot_high"), cfg.value_range,
+                                             cfg.decimals), cls="wb-mono"),
+                num(c["zero_filled_mean"], cfg.decimals),
+                signed(c["zero_filled_diff"], cfg.decimals),
+                interval(c["lower_bound"], c["upper_bound"], cfg.decimals),
                 c["clusters"],
                 _status_badge(c["status"]),
             ]
@@ -352,7 +352,7 @@ def scorecard_tables(r: Report) -> Html:
                     row_cells.append(
                         tag(
                             "span",
-                            cell_text(c),
+                            cell_text(c, r.cfg.decimals),
                             cls="wb-mono" + ("" if c["status"] == "measured" else " wb-dim"),
                         )
                     )
@@ -475,6 +475,8 @@ def published_cells(r: Report) -> list[dict[str, Any]]:
                 "nearest_rule": p.get("nearest_rule"),
                 "nearest_value": p.get("nearest_value"),
                 "decimals": p.get("decimals", 2),
+                "ambiguous": p.get("ambiguous"),
+                "finding": p.get("finding"),
             }
         )
     return out
@@ -509,6 +511,10 @@ def published_table(r: Report) -> Html:
             if c["reproduced_by"] or c["nearest_rule"] is None
             else f"{c['nearest_rule']} {num(c['nearest_value'], nd + 2)}"
         )
+        if c.get("finding"):  # a cell the rows cannot speak to
+            near = c["finding"]
+        elif c.get("ambiguous"):  # several rules print this value: say why, name none
+            near = c["ambiguous"]["why"]
         valid = (
             "-"
             if c["valid_mean"] is None
@@ -532,7 +538,7 @@ def published_table(r: Report) -> Html:
             "field",
             "published",
             "reproduced by",
-            "nearest rule",
+            "nearest rule / why ambiguous",
             "valid mean (valid/rows) [CI]",
             "valid - published",
         ],
@@ -540,7 +546,8 @@ def published_table(r: Report) -> Html:
         numeric=[2, 6],
         caption="Rules: valid mean (missing dropped), zero filled (missing = 0), min filled "
         "(missing = "
-        "rubric minimum), item mean (judges averaged per item first), zero filled planned "
+        "rubric minimum), item mean (judges averaged per item first), all rows (every line as "
+        "read, re-runs included: FastChat's rule), zero filled planned "
         "(planned-but-absent judgments also 0), drop sentinels only (every number read except "
         "sentinels, out-of-range kept: FastChat's rule), raw numeric mean (every number read, "
         "sentinels included). Matched at the printed precision.",
