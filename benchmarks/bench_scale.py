@@ -433,7 +433,9 @@ def _note(rec: dict[str, Any], meta: dict[str, Any]) -> str:
         return "FAILED: " + res["failed"]
     if "ledger" in res:
         led = {k: v for k, v in res["ledger"].items() if v}
-        ok = {k: v for k, v in res["ledger"].items() if v is not None} == meta["expected_ledger"]
+        exp = meta["expected_ledger"]
+        ok = all(res["ledger"].get(k) == v for k, v in exp.items()) and all(
+            v in (0, None) for k, v in res["ledger"].items() if k not in exp)
         return f"ledger {'= planted' if ok else '!= planted'}: {led}"
     if "rows_seen" in res:
         gone = meta["rows"] - res["rows_seen"]
