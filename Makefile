@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime-installed
 STAMP := $(VENV)/.installed
 
-.PHONY: report test bench lint example golden clean
+.PHONY: report test bench bench-scale bench-smoke lint example golden clean
 
 # The runtime only (requirements.lock): what `make report` needs.
 $(RUNTIME): requirements.lock pyproject.toml
@@ -34,6 +34,14 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ingest.py
+
+# issue 12: workbench vs DuckDB/polars/pandas, whole process, peak RSS (1M and 5M rows;
+# BENCH_ARGS="--sizes 1000000 --resamples 2000" to narrow it); bench-smoke: 60k rows
+bench-scale: $(STAMP)
+	nice -n 19 $(BIN)/python benchmarks/bench_scale.py $(BENCH_ARGS)
+
+bench-smoke: $(STAMP)
+	$(BIN)/python benchmarks/bench_scale.py --smoke $(BENCH_ARGS)
 
 example: $(RUNTIME)
 	$(BIN)/python -m workbench.example data/example
