@@ -26,12 +26,12 @@ def claims_text(claims: list[dict[str, Any]], confidence: float = 0.95) -> str:
         out.append(check.claim_line(c))
         out.extend(f"    - {n}" for n in c["notes"][1:])
     tally = Counter(c["verdict"] for c in claims)
-    held = tally.get("holds", 0)
+    held = sum(check.claim_supported(c) for c in claims)
     parts = [f"{tally[v]} {v}" for v in check.VERDICTS if tally.get(v)]
     confounded = sum(bool(c["confounded"]) for c in claims)
     tail = f"; {confounded} confounded by missingness" if confounded else ""
     out.append(f"{held} of {len(claims)} {'claim' if len(claims) == 1 else 'claims'} "
-               f"{'holds' if held == 1 else 'hold'} ({', '.join(parts)}){tail}")
+               f"supported by the rows ({', '.join(parts)}){tail}")
     return "\n".join(out)
 
 
@@ -67,7 +67,8 @@ def screen(analysis: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``workbench check``; returns the exit code (0 all claims hold, 1 otherwise)."""
+    """Run ``workbench check``; returns the exit code (0 every claim holds, or claims no
+    difference and is ``equivalent``; 1 otherwise)."""
     if getattr(args, "claims", None) is None:
         raise WorkbenchError("check needs --claims FILE (a YAML list of {name, field, subset, "
                              "judge, a, b, claimed})")
@@ -88,4 +89,4 @@ def run(args: argparse.Namespace) -> int:
         paths = cli.write_outputs(analysis, Path(args.out), argv=getattr(args, "argv", sys.argv))
         print(f"wrote {paths['results']} and {paths['rows']}")
     claims = analysis.doc["claims"]
-    return cli.EXIT_OK if all(c["verdict"] == "holds" for c in claims) else cli.EXIT_GATE
+    return cli.EXIT_OK if all(check.claim_supported(c) for c in claims) else cli.EXIT_GATE

@@ -53,7 +53,9 @@ DEFAULTS: dict[str, Any] = {
     "power": 0.8,
     "target_effect": 0.5,
     "contrasts": None,
-    "pass": {"field": None, "threshold": None, "gate": None},
+    "pass": {"field": None, "threshold": None, "gate": None, "k": None},
+    "equivalence_margin": None,
+    "trials_matched": False,
     "consistency": {"overall_vs_subscores": 3.0, "honesty_high": 8},
 }
 
@@ -114,6 +116,9 @@ class Config:
     pass_gate: float | None
     consistency_gap: float
     honesty_high: float
+    pass_k: int | None = None
+    equivalence_margin: float | None = None
+    trials_matched: bool = False
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
     sources: tuple[str, ...] = ()
 
@@ -254,6 +259,12 @@ def _int(v: Any, name: str, lo: int = 0) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < lo:
         raise ConfigError(f"config: {name} must be an integer >= {lo}, got {v!r}")
     return int(v)
+
+
+def _bool(v: Any, name: str) -> bool:
+    if not isinstance(v, bool):
+        raise ConfigError(f"config: {name} must be true or false, got {v!r}")
+    return v
 
 
 def _section(m: dict[str, Any], name: str) -> dict[str, Any]:
@@ -401,6 +412,10 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         pass_gate=None if pas.get("gate") is None else _num(pas["gate"], "pass.gate", 0, 1),
         consistency_gap=_num(cons.get("overall_vs_subscores", 3.0), "consistency.overall_vs_subscores", 0),
         honesty_high=_num(cons.get("honesty_high", 8), "consistency.honesty_high"),
+        pass_k=None if pas.get("k") is None else _int(pas["k"], "pass.k", 1),
+        equivalence_margin=(None if m.get("equivalence_margin") is None
+                            else _num(m["equivalence_margin"], "equivalence_margin", 0)),
+        trials_matched=_bool(m.get("trials_matched", False), "trials_matched"),
         raw=m,
         sources=sources,
     )
