@@ -661,9 +661,10 @@ def _judge_confound(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld:
                     ja: list[str], jb: list[str]) -> tuple[bool, str | None, float | None]:
     """Different judge sets on the two sides whose own missing rates differ.
 
-    Tested within items (:func:`workbench.census.design_missingness_test`, judge factor): the
-    judges of the two groups are compared on the items both scored, their labels permuted
-    within each item, over the claim's scope (all variants).
+    Tested by :func:`workbench.stats.block_permutation_test` over the claim's scope (all
+    variants): when the two judge groups judged some items in common, their labels are
+    permuted within items; when every item was judged by one group only, whole items are
+    permuted within scenarios (a failed render is one event, not one per judge).
     """
     if set(ja) == set(jb) or not ja or not jb:
         return False, None, None
@@ -679,23 +680,34 @@ def _judge_confound(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld:
     m1, n1 = rate(g1)
     m2, n2 = rate(g2)
     units = _units(rows, cfg, claim, fld, None).filter(pl.col("judge").is_in(sorted(g1 | g2)))
-    units = units.with_columns(pl.col("judge").is_in(sorted(g1)).alias("__group"))
+    units = units.with_columns(pl.col("judge").is_in(sorted(g1)).cast(pl.String).alias("__group"))
     p = None
+    seed = stats.derive_seed(cfg.seed, "confound_judge", claim["name"])
     if n1 and n2 and units.height:
-        p = census.design_missingness_test(units.with_columns(pl.col("__group").cast(pl.String).alias("judge")),
-                                           "judge", stats.derive_seed(cfg.seed, "confound_judge", claim["name"])
-                                           ).p_value
+        item = ["scenario", "variant", "trial"]
+        per = units.group_by(*item, "__group").agg(pl.col("missing").sum().alias("m"), pl.len().alias("n"))
+        shared_items = per.group_by(item).agg(pl.len().alias("k")).filter(pl.col("k") > 1).height
+        if shared_items:
+            # both groups judged the same items: compare them within items
+            block = pl.concat_str([pl.col(c).cast(pl.String) for c in item], separator="\x1f")
+        else:
+            # every item is judged by one group only: whole items permuted within scenarios
+            block = pl.col("scenario")
+        per = per.with_columns(block.alias("__block"))
+        p = stats.block_permutation_test(per["m"].to_numpy(), per["n"].to_numpy().astype(float),
+                                         per["__group"].to_numpy(), per["__block"].to_numpy(),
+                                         census.PERMUTATIONS, seed).p_value
     if p is None or p >= cfg.alpha:
         return False, None, p
     note = (f"different judges: a scored by {', '.join(ja)}, b by {', '.join(jb)}; "
             f"{', '.join(sorted(g1))} {'leaves' if len(g1) == 1 else 'leave'} {_pct(m1 / n1)} of "
             f"{'its' if len(g1) == 1 else 'their'} rows without a valid {fld} vs {_pct(m2 / n2)} "
-            f"for {', '.join(sorted(g2))} (within-item permutation p={_pv(p)})")
+            f"for {', '.join(sorted(g2))} (design permutation p{_pv(p)})")
     return True, note, p
 
 
 def _pv(p: float) -> str:
-    return "<0.001" if p < 0.001 else f"{p:.2g}"
+    return "<0.001" if p < 0.001 else f"={p:.2g}"
 
 
 def _units(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld: str,
@@ -783,7 +795,7 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
         side_flag = design.p_value is not None and design.p_value < cfg.alpha
         if side_flag:
             notes.append(f"missing rates differ: {_pct(rate_a)} vs {_pct(rate_b)} (whole items permuted "
-                         f"within scenarios, p={_pv(design.p_value)})")
+                         f"within scenarios, p{_pv(design.p_value)})")
         judge_flag, judge_note, judge_p = _judge_confound(rows, cfg, claim, fld, sa["judges"], sb["judges"])
         if judge_note:
             notes.append(judge_note)
@@ -813,8 +825,8 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
     for r, adj in zip(out, stats.holm([r["p"] for r in out]), strict=True):
         r["p_holm"] = adj
         if r["p"] is not None:
-            r["notes"].append(f"clustered t p = {_pv(r['p'])}; Holm-adjusted across the {len(out)} "
-                              f"claim{'s' if len(out) != 1 else ''} of this file: {_pv(adj)}")
+            r["notes"].append(f"clustered t p{_pv(r['p'])}; Holm-adjusted across the {len(out)} "
+                              f"claim{'s' if len(out) != 1 else ''} of this file: p{_pv(adj)}")
     return out
 
 
