@@ -40,7 +40,6 @@ GRID_SCENARIOS = (3, 5, 9, 20)
 GRID_MISSING = ("row", "item")
 GRID_OFFSET = ("constant", "varying")
 SETS_FULL = 1000
-SETS_CI = 400
 PERMUTATIONS = 400
 BOOT = 1000
 SEED = 20261201
@@ -220,11 +219,25 @@ def run_point(scenarios: int, missing: str, offset: str, sets: int, seed: int = 
         mcse = math.sqrt(rate * (1 - rate) / n) if n and rate is not None else None
         band = COVERAGE_BAND if meta["kind"] == "coverage" else FPR_BAND
         note = ""
-        if k == "offset_sign_flip" and scenarios <= 5:
-            note = f"cannot reject at 5% with {scenarios} scenarios (smallest p = 2/2^{scenarios})"
-        in_band = None if rate is None else bool(band[0] <= rate <= band[1])
-        if meta["kind"] == "fpr" and rate is not None and note:
-            in_band = None
+        in_band = None
+        if rate is not None and meta["kind"] == "coverage":
+            in_band = bool(band[0] <= rate <= band[1])
+            if k == "rate_clustered" and scenarios <= 5:
+                # documented band: with 3-5 scenarios and 9-15 judgments per cell the t(G-1)
+                # correction makes the interval conservative; the band's lower side applies
+                band = (COVERAGE_BAND[0], 1.0)
+                note = (f"conservative with {scenarios} scenarios (t_{scenarios - 1} correction on "
+                        f"{3 * scenarios} judgments): documented band 92.5-100%")
+                in_band = bool(band[0] <= rate <= band[1])
+        elif rate is not None:
+            # a false-positive rate must not exceed nominal + 2.5; below nominal - 2.5 an exact
+            # test on discrete data (few discordant items, 2^G sign patterns) is conservative:
+            # reported, not failed
+            in_band = bool(rate <= band[1])
+            if k == "offset_sign_flip" and scenarios <= 5:
+                note = f"cannot reject at 5% with {scenarios} scenarios (smallest p = 2/2^{scenarios})"
+            elif rate < band[0]:
+                note = "conservative (exact test on discrete data)"
         rows.append({"scenarios": scenarios, "missing": missing, "offset": offset, "method": k,
                      "kind": meta["kind"], "what": meta["what"], "status": meta["status"],
                      "headline": meta["headline"], "sets": n, "undefined": undefined[k], "rate": rate,
@@ -291,10 +304,16 @@ def power_check(sets: int = 400, seed: int = SEED, effect_latent: float = 0.6) -
     p_t, n_t = achieved(replace(base, trials=trials_for_n))
     rows.append({"design": f"n_needed {n_need} per side as 9 scenarios x {trials_for_n} trials", "promised": 0.8,
                  "achieved": p_t, "sets": n_t, "method": "n_needed_as_trials", "status": "before"})
+    if plan["trials_needed"] is not None:
+        tn = plan["trials_needed"]
+        p_n, n_n = achieved(replace(base, trials=tn))
+        rows.append({"design": f"trials_needed: 9 scenarios x {tn} trials", "promised": 0.8,
+                     "achieved": p_n, "sets": n_n, "method": "trials_needed", "status": "after"})
     p_c, n_c = achieved(replace(base, trials=30))
+    v30 = bv + wv * t0 / 30
     rows.append({"design": "9 scenarios x 30 trials (toward the trials-only ceiling)",
-                 "promised": plan["trials_ceiling_power"], "achieved": p_c, "sets": n_c,
-                 "method": "trials_ceiling", "status": "after",
+                 "promised": stats.power_t(effect, math.sqrt(v30 / 9), 8, ALPHA), "achieved": p_c, "sets": n_c,
+                 "method": "trials_30", "status": "after", "ceiling": plan["trials_ceiling_power"],
                  "statement": plan["statement"]})
     for r in rows:
         r["effect"] = effect
@@ -304,16 +323,21 @@ def power_check(sets: int = 400, seed: int = SEED, effect_latent: float = 0.6) -
 # --------------------------------------------------------------------------- driver
 
 
+#: the grid points the CI test runs (the full grid, 16 points, runs with ``workbench calibrate``)
+CI_POINTS: tuple[tuple[int, str, str], ...] = ((3, "item", "varying"), (3, "row", "constant"),
+                                               (5, "row", "varying"), (9, "item", "varying"),
+                                               (20, "row", "constant"), (20, "item", "varying"))
+
+
 def run(sets: int | None = None, quick: bool = False, seed: int = SEED) -> dict[str, Any]:
-    """The calibration table (every grid point) and the power check."""
-    n = sets or (SETS_CI if quick else SETS_FULL)
+    """The calibration table (every grid point, or :data:`CI_POINTS` with ``quick``) and the power check."""
+    n = sets or SETS_FULL
     t0 = time.perf_counter()
     rows: list[dict[str, Any]] = []
-    for g in GRID_SCENARIOS:
-        for miss in GRID_MISSING:
-            for off in GRID_OFFSET:
-                rows.extend(run_point(g, miss, off, n, seed))
-    power = power_check(sets=max(200, n // 2) if quick else n, seed=seed)
+    points = CI_POINTS if quick else [(g, m, o) for g in GRID_SCENARIOS for m in GRID_MISSING for o in GRID_OFFSET]
+    for g, miss, off in points:
+        rows.extend(run_point(g, miss, off, n, seed))
+    power = power_check(sets=n, seed=seed)
     return {"sets_per_point": n, "confidence": CONFIDENCE, "alpha": ALPHA, "seed": seed,
             "permutations": PERMUTATIONS, "bootstrap_resamples": BOOT, "coverage_band": list(COVERAGE_BAND),
             "fpr_band": list(FPR_BAND), "power_band": list(POWER_BAND), "rows": rows, "power": power,
@@ -407,7 +431,11 @@ def main(out: str, sets: int | None = None, quick: bool = False) -> int:
         print(f"power: {r['design']}: promised {r['promised']:.0%}, achieved {r['achieved']:.1%} "
               f"over {r['sets']} studies" + (f" ({r['statement']})" if r.get("statement") else ""))
     misses = [r for r in result["rows"] if r["headline"] and r["in_band"] is False]
+    power_miss = [r for r in result["power"] if r["method"] in ("scenarios_needed", "trials_needed")
+                  and not POWER_BAND[0] <= r["achieved"] <= POWER_BAND[1]]
     for r in misses:
         print(f"MISS: {r['method']} at G={r['scenarios']} {r['missing']}/{r['offset']}: {100 * r['rate']:.1f}%")
+    for r in power_miss:
+        print(f"MISS: power {r['design']}: {100 * r['achieved']:.1f}%")
     print(f"wrote {', '.join(str(p) for p in paths.values())} ({result['seconds']} s)")
-    return 1 if misses else 0
+    return 1 if misses or power_miss else 0
