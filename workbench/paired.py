@@ -208,7 +208,8 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
     scope = cell_rows(rows).filter(subset_filter(cfg, subset))
     if judge is not None:
         scope = scope.filter(pl.col("judge") == judge)
-    v = scope.filter(pl.col(fld).is_not_null())
+    # canonical row order: float sums do not depend on the order of input lines
+    v = scope.filter(pl.col(fld).is_not_null()).sort(["scenario", "variant", "trial", "judge", fld])
     va = v.filter(pl.col("variant") == a)
     vb = v.filter(pl.col("variant") == b)
     xa, ca = va[fld].to_numpy(), va["scenario"].to_numpy()

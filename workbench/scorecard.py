@@ -73,6 +73,10 @@ def summarize_cell(values: np.ndarray, clusters: np.ndarray, n_rows: int, cfg: C
     + (rows - valid_n) * min|max) / rows. All null when ``rows`` is 0.
     """
     lo, hi = cfg.value_range
+    # canonical order (scenario, value): float sums do not depend on the order of input lines
+    if values.size:
+        order = np.lexsort((values, clusters.astype(str)))
+        values, clusters = values[order], clusters[order]
     n = int(values.size)
     total = float(values.sum()) if n else 0.0
     missing = n_rows - n
