@@ -266,7 +266,7 @@ CLAIM_KEYS = {"name", "field", "subset", "a", "b", "claimed", "recomputed", "ci_
               "valid_n_b", "rows_b", "bound_low", "bound_high", "verdict", "confounded", "notes",
               "judge", "status_a", "status_b", "missing_rate_a", "missing_rate_b", "fisher_p",
               "missingness_p", "missingness_method", "judge_missingness_p", "p", "p_holm",
-              "equivalence_margin"}
+              "equivalence_margin", "confounded_missing", "confounded_judges", "confounding_notes"}
 
 
 def test_real_effect_holds(tmp_path: Path) -> None:
@@ -339,6 +339,10 @@ def test_null_effect_with_large_zero_filled_headline_is_refuted(tmp_path: Path) 
     assert rec3["verdict"] == "equivalent" and check.claim_supported(rec3)
     rec4, _, _ = claim_for(rows, tmp_path, "A", "B", 0.0, equivalence_margin=max(abs(lo), abs(hi)) - 0.01)
     assert rec4["verdict"] == "inconclusive"
+    # the report reads the reasons as data, not by matching sentences
+    assert (rec["confounded_missing"], rec["confounded_judges"]) == (True, False)
+    assert len(rec["confounding_notes"]) == 1
+    assert rec["confounding_notes"][0].startswith("missing rates differ: 0% vs 50%")
 
 
 def test_reversal_reverses(tmp_path: Path) -> None:
@@ -394,6 +398,8 @@ def test_confounding_by_judge_assignment(tmp_path: Path) -> None:
     assert rec["judge_missingness_p"] < 0.001
     assert note == ("different judges: a scored by j1, b by j2; j1 leaves 46% of its rows without "
                     "a valid overall vs 9% for j2 (design permutation p<0.001)")
+    assert (rec["confounded_missing"], rec["confounded_judges"]) == (False, True)
+    assert rec["confounding_notes"] == [note]
 
 
 def test_claim_line_format_matches_the_issue() -> None:

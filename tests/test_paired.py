@@ -832,3 +832,34 @@ def test_mde_paired_from_an_independent_clustered_se(tmp_path) -> None:
     g = len(set(groups))
     want = (_sps.t.ppf(1 - cfg.alpha / 2, g - 1) + _sps.t.ppf(cfg.power, g - 1)) * float(fit.bse[0])
     assert rec["mde_paired"] == pytest.approx(want, rel=1e-9)
+
+
+def test_contrast_confounding_by_fisher_on_the_census_margins() -> None:
+    """Each all-scenario contrast carries the confounding judgment the report shows, as data:
+    Fisher's exact p (scipy) on the variants' census margins, and the judge sets from the census."""
+    from workbench import pipeline
+
+    EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
+    cfg = wb.load_config(str(EXAMPLE / "config.yaml"))
+    a = pipeline.run([str(EXAMPLE / "judge_rows.jsonl")], cfg, plan=str(EXAMPLE / "plan.csv"))
+    margin = {m["variant"]: m for m in a.doc["census_margins"] if m["judge"] is None and m["variant"] is not None}
+    judges: dict[str, set[str]] = defaultdict(set)
+    for c in a.doc["census"]:
+        if c["judgments"] > 0:
+            judges[c["variant"]].add(c["judge"])
+    seen = 0
+    for c in a.doc["contrasts"]:
+        if c["subset"] is not None:
+            assert c["confounded"] is None and c["fisher_p"] is None
+            continue
+        ma, mb = margin[c["a"]], margin[c["b"]]
+        p = sps.fisher_exact([[ma["missing"], ma["judgments"] - ma["missing"]],
+                              [mb["missing"], mb["judgments"] - mb["missing"]]]).pvalue
+        assert c["fisher_p"] == pytest.approx(p, rel=1e-12)
+        assert c["confounded_missing"] is bool(p < cfg.alpha)
+        assert c["missing_rate_a"] == ma["missing"] / ma["judgments"]
+        assert c["judges_a"] == sorted(judges[c["a"]]) and c["judges_b"] == sorted(judges[c["b"]])
+        assert c["confounded_judges"] is (judges[c["a"]] != judges[c["b"]])
+        assert c["confounded"] is (c["confounded_missing"] or c["confounded_judges"])
+        seen += c["confounded_missing"]
+    assert seen > 0  # the example has variants whose missing rates differ

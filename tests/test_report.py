@@ -269,9 +269,9 @@ def test_contrast_verdicts() -> None:
     )
     assert (
         report.contrast_verdict({**c, "ci_low": -0.1, "mde": 0.9}, 0.05, 0.5)[0]
-        == "tie (underpowered)"
+        == "no clear difference (underpowered)"
     )
-    assert report.contrast_verdict({**c, "ci_low": -0.1}, 0.05, 0.5)[0] == "tie"
+    assert report.contrast_verdict({**c, "ci_low": -0.1}, 0.05, 0.5)[0] == "no clear difference"
     assert report.contrast_verdict({**c, "ci_low": None}, 0.05, 0.5)[0] == "no interval"
 
 

@@ -737,9 +737,12 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
     ``bound_high`` (every missing row of a and of b anywhere in the rubric range: lowest and
     highest possible a - b), ``missingness_p`` (do the sides' missing rates differ? whole items
     permuted within scenarios, ``missingness_method``; ``fisher_p`` is the rows-as-independent
-    Fisher test, beside it only), ``judge_missingness_p`` (different judge sets: within-item
-    test), ``confounded``, ``p`` (the clustered t p-value of the recomputed difference) with
-    ``p_holm`` (Holm-adjusted across the claims of one file), and ``verdict``:
+    Fisher test, beside it only), ``judge_missingness_p`` (different judge sets: design
+    permutation test), ``confounded`` (either of ``confounded_missing``: ``missingness_p`` <
+    ``alpha``; ``confounded_judges``: different judge sets whose own missing rates differ), with
+    ``confounding_notes`` the sentences saying why (also in ``notes``), ``p`` (the clustered t
+    p-value of the recomputed difference) with ``p_holm`` (Holm-adjusted across the claims of
+    one file), and ``verdict``:
 
     * ``insufficient``: either side is not ``measured`` (or no interval exists);
     * ``holds``: the interval excludes 0 with the claim's sign and contains the claim, or the
@@ -793,12 +796,14 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
             notes.append(f"with the missing rows anywhere in {lo_v}..{hi_v} the difference "
                          f"lies in [{_num(lo_b)}, {_num(hi_b)}]: {flip}")
         side_flag = design.p_value is not None and design.p_value < cfg.alpha
+        confounding = []
         if side_flag:
-            notes.append(f"missing rates differ: {_pct(rate_a)} vs {_pct(rate_b)} (whole items permuted "
-                         f"within scenarios, p{_pv(design.p_value)})")
+            confounding.append(f"missing rates differ: {_pct(rate_a)} vs {_pct(rate_b)} (whole items permuted "
+                               f"within scenarios, p{_pv(design.p_value)})")
         judge_flag, judge_note, judge_p = _judge_confound(rows, cfg, claim, fld, sa["judges"], sb["judges"])
         if judge_note:
-            notes.append(judge_note)
+            confounding.append(judge_note)
+        notes.extend(confounding)
         if rec["paired_diff"] is not None:
             unit = {"row": "matched rows", "scenario_judge": "matched scenario x judge means",
                     "scenario_mean": "matched scenario means"}[rec["paired_unit"]]
@@ -820,7 +825,9 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
             "missingness_method": (census.METHODS["variant"] if design.method != "undefined" else "undefined"),
             "judge_missingness_p": judge_p,
             "p": rec["p"], "p_holm": None, "equivalence_margin": cfg.equivalence_margin,
-            "verdict": verdict, "confounded": bool(side_flag or judge_flag), "notes": notes,
+            "verdict": verdict, "confounded": bool(side_flag or judge_flag),
+            "confounded_missing": bool(side_flag), "confounded_judges": bool(judge_flag),
+            "confounding_notes": confounding, "notes": notes,
         })
     for r, adj in zip(out, stats.holm([r["p"] for r in out]), strict=True):
         r["p_holm"] = adj
@@ -872,7 +879,8 @@ CLAIMS_SCHEMA: dict[str, Any] = {
     "fisher_p": pl.Float64, "missingness_p": pl.Float64, "missingness_method": pl.String,
     "judge_missingness_p": pl.Float64, "p": pl.Float64, "p_holm": pl.Float64,
     "equivalence_margin": pl.Float64, "verdict": pl.String, "confounded": pl.Boolean,
-    "notes": pl.List(pl.String),
+    "confounded_missing": pl.Boolean, "confounded_judges": pl.Boolean,
+    "confounding_notes": pl.List(pl.String), "notes": pl.List(pl.String),
 }
 
 

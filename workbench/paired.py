@@ -292,6 +292,43 @@ def contrasts(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
     return out
 
 
+def contrast_confounding(contrasts: list[dict[str, Any]], census: list[dict[str, Any]],
+                         margins: list[dict[str, Any]], cfg: Config) -> None:
+    """Mark, in place, each all-scenario contrast whose sides may not be comparable.
+
+    Adds to every contrast record: ``missing_rate_a``/``missing_rate_b`` (the variants'
+    census margins: missing / judgments, planned judgments with no row included),
+    ``fisher_p`` (Fisher exact test of those two rates), ``confounded_missing`` (``fisher_p``
+    below ``alpha``), ``judges_a``/``judges_b`` (the judges with judgments of each side) and
+    ``confounded_judges`` (the two sets differ, so judge severity is confounded with the
+    variant); ``confounded`` is either. The census is not split by subset, so subset
+    contrasts get null in all of them.
+    """
+    per_variant = {m["variant"]: m for m in margins if m["variant"] is not None and m["judge"] is None}
+    judges: dict[str, set[str]] = {}
+    for c in census:
+        if c["judgments"]:
+            judges.setdefault(str(c["variant"]), set()).add(str(c["judge"]))
+    keys = ("missing_rate_a", "missing_rate_b", "fisher_p", "confounded_missing", "judges_a", "judges_b",
+            "confounded_judges", "confounded")
+    for c in contrasts:
+        c.update(dict.fromkeys(keys))
+        if c["subset"] is not None or c.get("judge") is not None:
+            continue
+        ma, mb = per_variant.get(c["a"]), per_variant.get(c["b"])
+        p = None
+        if ma and mb and ma["judgments"] and mb["judgments"]:
+            p = stats.fisher_exact_2x2(int(ma["missing"]), int(ma["judgments"]), int(mb["missing"]),
+                                       int(mb["judgments"]))
+            c["missing_rate_a"], c["missing_rate_b"] = ma["missing_rate"], mb["missing_rate"]
+        ja, jb = judges.get(str(c["a"]), set()), judges.get(str(c["b"]), set())
+        c["fisher_p"] = p
+        c["confounded_missing"] = p is not None and p < cfg.alpha
+        c["judges_a"], c["judges_b"] = sorted(ja), sorted(jb)
+        c["confounded_judges"] = ja != jb
+        c["confounded"] = c["confounded_missing"] or c["confounded_judges"]
+
+
 # --------------------------------------------------------------------------- repetitions
 
 

@@ -1,0 +1,121 @@
+"""Build a :class:`Report`: run the analysis the way ``workbench report`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import config as config_mod
+from ..errors import WorkbenchError
+from .model import Report
+from .prose import leads
+
+
+def overrides(
+    params: Sequence[Sequence[str]] = (),
+    min_valid_n: int | None = None,
+    min_clusters: int | None = None,
+    seed: int | None = None,
+    resamples: int | None = None,
+    confidence: float | None = None,
+    subsets: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Config overrides exactly as the CLI builds them (``-p NAME VALUE`` pairs, then flags)."""
+    from .. import cli
+
+    ns = argparse.Namespace(
+        param=[(str(p[0]), str(p[1])) for p in params],
+        min_valid_n=min_valid_n,
+        min_clusters=min_clusters,
+        seed=seed,
+        resamples=resamples,
+    )
+    over = cli.overrides_from_args(ns)
+    if confidence is not None:
+        over["confidence"] = confidence
+    if subsets is not None:
+        over["subsets"] = dict(subsets)
+    return over
+
+
+def build(
+    inputs: Sequence[str] | str,
+    config: str | None = None,
+    preset: str | None = None,
+    plan: str | None = None,
+    published: str | None = None,
+    claims: str | None = None,
+    params: Sequence[Sequence[str]] = (),
+    min_valid_n: int | None = None,
+    min_clusters: int | None = None,
+    confidence: float | None = None,
+    resamples: int | None = None,
+    seed: int | None = None,
+    subsets: Mapping[str, Any] | None = None,
+    out_dir: str = "report",
+    command_line: str | None = None,
+) -> Report:
+    """Run the analysis (:func:`workbench.pipeline.run`) the way ``workbench report`` does.
+
+    The parameters are the notebook's ``parameters`` cell; the config is built by the same
+    code as the CLI's, so a notebook run and ``workbench analyze`` with the same flags write the
+    same results document.
+    """
+    from .. import pipeline
+
+    paths = [inputs] if isinstance(inputs, str) else [str(p) for p in inputs]
+    if not paths:
+        raise WorkbenchError("no inputs given: set `inputs` in the parameters cell")
+    over = overrides(params, min_valid_n, min_clusters, seed, resamples, confidence, subsets)
+    cfg = config_mod.load_config(config, preset, over or None)
+    analysis = pipeline.run(paths, cfg, plan=plan, published=published, claims=claims)
+    given = {
+        "inputs": paths,
+        "config": config,
+        "preset": preset,
+        "plan": plan,
+        "published": published,
+        "claims": claims,
+        "params": [list(p) for p in params],
+        "min_valid_n": min_valid_n,
+        "min_clusters": min_clusters,
+        "confidence": confidence,
+        "resamples": resamples,
+        "seed": seed,
+        "subsets": dict(subsets) if subsets is not None else None,
+        "out_dir": out_dir,
+    }
+    cmd = command_line or command_for(given)
+    rep = Report(analysis=analysis, parameters=given, out_dir=Path(out_dir), command_line=cmd)
+    rep.leads = leads(rep)
+    return rep
+
+
+def command_for(p: Mapping[str, Any]) -> str:
+    """The ``workbench report`` command that reproduces a parameter set."""
+    argv = ["workbench", "report", *p["inputs"], "--out", str(p.get("out_dir") or "report")]
+    for flag in ("config", "preset", "plan", "published", "claims"):
+        if p.get(flag) is not None:
+            argv += [f"--{flag}", str(p[flag])]
+    for flag, key in (
+        ("--min-valid-n", "min_valid_n"),
+        ("--min-clusters", "min_clusters"),
+        ("--seed", "seed"),
+        ("--resamples", "resamples"),
+    ):
+        if p.get(key) is not None:
+            argv += [flag, str(p[key])]
+    for name, value in p.get("params") or ():
+        argv += ["-p", str(name), str(value)]
+    if p.get("confidence") is not None:
+        argv += ["-p", "confidence", str(p["confidence"])]
+    if p.get("subsets") is not None:
+        argv += ["-p", "subsets", json.dumps(p["subsets"], sort_keys=True)]
+    return shlex.join(argv)
+
+

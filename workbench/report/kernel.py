@@ -1,0 +1,107 @@
+"""Executing the report notebook: papermill with ipykernel from this interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import WorkbenchError
+
+
+def notebook_path() -> Path:
+    """The report notebook: the source tree's ``notebooks/reanalysis.ipynb`` when running from a
+    checkout, else the copy shipped in the package."""
+    here = Path(__file__).resolve().parent.parent
+    tree = here.parent / "notebooks" / "reanalysis.ipynb"
+    return tree if tree.is_file() else here / "notebooks" / "reanalysis.ipynb"
+
+
+def _kernel_manager_class() -> type:
+    """A kernel manager that starts ipykernel in *this* interpreter (the venv), whatever
+    kernelspecs the machine has: a fresh machine needs no ``ipykernel install``."""
+    import tempfile
+    import uuid
+
+    from jupyter_client import AsyncKernelManager
+    from jupyter_client.kernelspec import KernelSpec
+    from traitlets import CaselessStrEnum, default
+
+    class VenvKernelManager(AsyncKernelManager):  # type: ignore[misc]
+        # Unix sockets: no TCP port to open (or to leave unencrypted) for a local batch run.
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+        @default("ip")
+        def _unique_ipc_path(self) -> str:
+            # jupyter_client's default is the relative "kernel-ipc": two reports running in one
+            # folder (a batch) would share sockets. One absolute path per kernel instead.
+            return os.path.join(tempfile.gettempdir(), f"workbench-kernel-{uuid.uuid4().hex}")
+
+        @property
+        def kernel_spec(self) -> KernelSpec:
+            if self._kernel_spec is None:
+                self._kernel_spec = KernelSpec(
+                    argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                    display_name=f"Python {platform.python_version()} ({sys.prefix})",
+                    language="python",
+                    metadata={},
+                    env={},
+                    resource_dir="",
+                )
+            return self._kernel_spec
+
+    return VenvKernelManager
+
+
+def execute(
+    out_dir: str | Path,
+    parameters: Mapping[str, Any],
+    notebook: str | Path | None = None,
+    progress: bool = False,
+    cwd: str | Path | None = None,
+) -> Path:
+    """Execute the report notebook with papermill into ``out_dir/report.ipynb``.
+
+    Raises :class:`WorkbenchError` naming the failing cell when a cell raises (the executed
+    notebook is still written, with the traceback in it).
+    """
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / "report.ipynb"
+    env_before = os.environ.get("PYDEVD_DISABLE_FILE_VALIDATION")
+    os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = (
+        "1"  # silences a debugger warning in the kernel's stderr
+    )
+    try:
+        papermill.execute_notebook(
+            str(notebook or notebook_path()),
+            str(target),
+            parameters=dict(parameters),
+            kernel_name="python3",
+            progress_bar=progress,
+            cwd=str(cwd or os.getcwd()),
+            kernel_manager_class=_kernel_manager_class(),
+            log_output=False,
+        )
+    except PapermillExecutionError as exc:
+        raise WorkbenchError(
+            f"report notebook failed in cell {exc.cell_index + 1}: {exc.ename}: {exc.evalue} "
+            f"(see {target})"
+        ) from exc
+    except (RuntimeError, OSError, TimeoutError) as exc:  # the kernel did not start or died
+        raise WorkbenchError(f"report notebook could not run: {type(exc).__name__}: {exc}") from exc
+    finally:
+        if env_before is None:
+            os.environ.pop("PYDEVD_DISABLE_FILE_VALIDATION", None)
+        else:
+            os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = env_before
+    return target
+
+

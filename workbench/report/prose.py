@@ -1,0 +1,443 @@
+"""Generated sentences: one lead per section and the limits list.
+
+Every sentence is built from the results document; judgments (confounding, verdicts,
+gates) are read from the analysis stages' fields, never decided here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from .. import plots
+from .formats import _plural, _series, interval, num, p_is, pct, signed
+from .model import BUCKET_MEANING, ROWS_LISTED, Report
+from .provenance import results_sha256
+from .queries import _cell_label, _margin, contrast_verdict, headline_contrasts, pooled_cells, pooled_offsets
+
+
+def leads(r: Report) -> dict[str, str]:
+    """One generated sentence per section saying what it found."""
+    return {
+        "provenance": _lead_provenance(r),
+        "ledger": _lead_ledger(r),
+        "census": _lead_census(r),
+        "scorecard": _lead_scorecard(r),
+        "published": _lead_published(r),
+        "offsets": _lead_offsets(r),
+        "contrasts": _lead_contrasts(r),
+        "claims": _lead_claims(r),
+        "limits": _lead_limits(r),
+        "rows": _lead_rows(r),
+    }
+
+
+def _points(r: Report) -> str:
+    return "percentage points" if r.doc.get("value_unit") == "percent" else "points"
+
+
+def _lead_provenance(r: Report) -> str:
+    ins = r.doc["inputs"]
+    lines = sum(i["lines"] for i in ins)
+    first = ins[0]["sha256"][:12] if ins else "-"
+    files = (
+        f"{Path(ins[0]['path']).name} ({lines} lines, sha256 {first}...)"
+        if len(ins) == 1
+        else f"{len(ins)} input files ({lines} lines)"
+    )
+    extra = [
+        name
+        for name, flag in (
+            ("a plan", "plan"),
+            ("a published card", "published"),
+            ("claims", "claims"),
+        )
+        if r.parameters.get(flag) is not None
+    ]
+    given = f" with {_series(extra)}" if extra else ""
+    return (
+        f"Computed by workbench {r.doc.get('workbench_version', '?')} from {files}{given}; "
+        f"the command below reruns it; results.json has sha256 {results_sha256(r)[:12]}..."
+    )
+
+
+def _lead_ledger(r: Report) -> str:
+    led = r.doc["ledger"]
+    parts = [
+        f"{led[b]} {b.replace('_', ' ')}"
+        for b in BUCKET_MEANING
+        if b != "missing_planned" and led.get(b)
+    ]
+    text = f"All {led['lines']} lines are accounted for: {', '.join(parts)}"
+    if led.get("missing_planned") is None:
+        text += "; no plan was given, so judgments that never produced a row cannot be counted"
+    elif led["missing_planned"]:
+        text += (
+            f"; beside them, {_plural(led['missing_planned'], 'planned judgment')} "
+            f"{'has' if led['missing_planned'] == 1 else 'have'} no row at all"
+        )
+    return text + "."
+
+
+def _lead_census(r: Report) -> str:
+    hl = r.headline
+    total = _margin(r.doc)
+    if not total or not total[0]["judgments"]:
+        return "There are no judgments to count."
+    t = total[0]
+    rate = pct(t["missing_rate"])
+    text = f"{t['missing']} of {t['judgments']} judgments ({rate}) have no valid {hl}"
+    if not t["missing"]:
+        return f"All {t['judgments']} judgments have a valid {hl}: nothing is missing."
+    tests = {m["factor"]: m for m in r.doc.get("missingness_tests", [])}
+    alpha = r.cfg.alpha
+    for kind in ("judge", "variant"):
+        ms = sorted(
+            (m for m in _margin(r.doc, kind=kind) if m["missing_rate"] is not None),
+            key=lambda m: (m["missing_rate"], str(m[kind])),
+        )
+        if len(ms) < 2:
+            continue
+        lo, hi = ms[0], ms[-1]
+        test = tests.get(kind)
+        p = test["p_value"] if test else None
+        ptxt = f" ({test['method'].replace('_', ' ')} {p_is(p)})" if test and p is not None else ""
+        if kind == "judge" and len(ms) == 2:
+            core = (
+                f"judge {hi[kind]} misses {pct(hi['missing_rate'])} vs {pct(lo['missing_rate'])} "
+                f"for {lo[kind]}"
+            )
+        else:
+            core = (
+                f"by {kind} the rate runs from {pct(lo['missing_rate'])} ({lo[kind]}) to "
+                f"{pct(hi['missing_rate'])} ({hi[kind]})"
+            )
+        if p is not None and p >= alpha:
+            core += f", a spread the test does not distinguish from chance{ptxt}"
+        else:
+            core += ptxt
+        text += "; " + core
+    return text + "."
+
+
+def _lead_scorecard(r: Report) -> str:
+    hl = r.headline
+    cells = pooled_cells(r.doc)
+    if not cells:
+        return "No scorecard cells: no variant has rows."
+    order = plots.scorecard_order(cells)
+    measured = [c for c in order if c["status"] == "measured"]
+    if measured:
+        top, bottom = measured[0], measured[-1]
+        text = (
+            f"On valid rows only, {hl} runs from {num(bottom['mean'])} ({bottom['variant']}, "
+            f"{bottom['valid_n']}/{bottom['rows']} valid) to {num(top['mean'])} ({top['variant']}, "
+            f"{top['valid_n']}/{top['rows']})"
+        )
+        if len(measured) == 1:
+            text = f"On valid rows only, {hl} is {num(top['mean'])} for {top['variant']}"
+    else:
+        text = f"No pooled {hl} cell reaches the preregistered minimum"
+    text += (
+        f"; {len(measured)} of {len(cells)} pooled cells are measured (at least "
+        f"{r.cfg.min_valid_n} valid "
+        f"and {r.cfg.min_clusters} scenarios)"
+    )
+    others = [c for c in order if c["status"] != "measured"]
+    if others:
+        text += (
+            "; "
+            + _series([f"{c['variant']} ({c['valid_n']}/{c['rows']} valid)" for c in others])
+            + (" is" if len(others) == 1 else " are")
+            + " not ranked"
+        )
+    diffs = [c["zero_filled_diff"] for c in cells if c.get("zero_filled_diff") is not None]
+    if diffs and max(abs(d) for d in diffs) > 0:
+        text += (
+            f". Averaging missing scores as 0 would lower the means by up to "
+            f"{num(max(-d for d in diffs))} {_points(r)}"
+        )
+    return text + "."
+
+
+def _lead_published(r: Report) -> str:
+    checks = r.doc.get("published_check")
+    if checks is None:
+        return "No published scorecard was given (--published), so no published number was audited."
+    summary = r.doc.get("published_summary")
+    if isinstance(summary, Mapping):
+        summary = summary.get("text") or summary.get("sentence")
+    if summary:
+        s = str(summary)
+        return s[:1].upper() + s[1:] + ("" if s.endswith(".") else ".")
+    return f"{_plural(len(checks), 'published cell')} checked against every aggregation rule."
+
+
+def _lead_offsets(r: Report) -> str:
+    pooled = pooled_offsets(r.doc)
+    if not pooled:
+        return "Only one judge scored these rows, so there is no judge offset to measure."
+    o = max(pooled, key=lambda x: (x["pairs"], str(x["judge_a"]), str(x["judge_b"])))
+    if not o["pairs"]:
+        return (
+            f"No item was scored validly by both {o['judge_a']} and {o['judge_b']}: "
+            "their offset is unknown."
+        )
+    d = o["mean_diff"]
+    direction = "lower" if d < 0 else "higher"
+    text = (
+        f"On {o['pairs']} items both judges scored validly, {o['judge_a']} scores {num(abs(d))} "
+        f"{_points(r)} "
+        f"{direction} than {o['judge_b']} {interval(o['ci_low'], o['ci_high'], sign=True)}"
+    )
+    if o.get("exact_agreement") is not None:
+        text += (
+            f"; they agree exactly on {pct(o['exact_agreement'])} and within one point on "
+            f"{pct(o['within_one'])} (quadratic kappa {num(o['kappa_quadratic'])})"
+        )
+    if o["only_a"] or o["only_b"]:
+        text += (
+            f"; {o['only_a']} items only {o['judge_a']} scored and {o['only_b']} only "
+            f"{o['judge_b']} "
+            "are not in the offset"
+        )
+    if len(pooled) > 1:
+        text += f" ({len(pooled)} judge pairs in the table)"
+    return text + "."
+
+
+def _lead_contrasts(r: Report) -> str:
+    cs = headline_contrasts(r.doc)
+    if not cs:
+        return "There is only one variant, so there is nothing to contrast."
+    verdicts = [(c, *contrast_verdict(c, r.cfg.alpha, r.cfg.target_effect)) for c in cs]
+    differ = [f"{c['a']} - {c['b']} = {signed(c['diff'])}" for c, _, k in verdicts if k == "good"]
+    under = sum(1 for _, v, _ in verdicts if v == "no clear difference (underpowered)")
+    hl = r.headline
+    if differ:
+        text = (
+            f"{len(differ)} of {len(cs)} variant contrasts on {hl} differ after Holm adjustment "
+            f"({_series(differ, 3)})"
+        )
+    else:
+        text = f"None of the {len(cs)} variant contrasts on {hl} differs after Holm adjustment"
+    mdes = [c["mde"] for c in cs if c.get("mde") is not None]
+    if mdes:
+        text += (
+            f"; with this many valid rows the design could only detect differences of "
+            f"{num(min(mdes))} to {num(max(mdes))} {_points(r)} (target {r.cfg.target_effect:g})"
+        )
+    if under:
+        verb = "is" if under == 1 else "are"
+        nulls = _plural(under, "contrast without a clear difference")
+        text += f", so {nulls} {verb} underpowered rather than evidence of no effect"
+    return text + "."
+
+
+def _lead_claims(r: Report) -> str:
+    claims = r.doc.get("claims")
+    if claims is None:
+        return "No claims file was given (--claims), so no headline claim was checked."
+    if not claims:
+        return "The claims file lists no claim."
+    holds = [c for c in claims if c["verdict"] == "holds"]
+    text = f"{len(holds)} of {len(claims)} headline claims hold on the valid rows"
+    bad = [c for c in claims if c["verdict"] != "holds"]
+    if bad:
+        text += ": " + "; ".join(
+            f"\u201c{c['name']}\u201d claimed {signed(c['claimed'])}, recomputed "
+            f"{signed(c['recomputed'])} "
+            f"{interval(c['ci_low'], c['ci_high'], sign=True)}: {c['verdict'].upper()}"
+            for c in bad[:3]
+        )
+        if len(bad) > 3:
+            text += f"; and {len(bad) - 3} more"
+    return text + "."
+
+
+def _lead_limits(r: Report) -> str:
+    items = limits(r)
+    if not items:
+        return "Nothing in the data limits these results beyond what each section states."
+    return (
+        f"{_plural(len(items), 'limit')} follow{'s' if len(items) == 1 else ''} from the data, "
+        "most "
+        f"importantly: {items[0]}"
+    )
+
+
+def _lead_rows(r: Report) -> str:
+    n = r.analysis.rows.height
+    shown = min(n, ROWS_LISTED)
+    more = "" if shown == n else f" (the first {shown} listed; rows.parquet has every one)"
+    return (
+        f"{n} rows: one per line read plus one per planned judgment with no row{more}, with their "
+        "bucket, reason and verdict, exactly as read."
+    )
+
+
+# --------------------------------------------------------------------------- limits
+
+
+def limits(r: Report) -> list[str]:
+    """The caveats the data imposes, most important first, each one sentence."""
+    doc, cfg = r.doc, r.cfg
+    hl = r.headline
+    out: list[str] = []
+    gate = doc.get("gate") or {}
+    if gate.get("failing"):
+        out.append(
+            "The preregistered gate fails: "
+            + "; ".join(f"{f['variant']} ({f['why']})" for f in gate["failing"])
+            + "."
+        )
+    for t in doc.get("missingness_tests", []):
+        if t["p_value"] is not None and t["p_value"] < cfg.alpha:
+            out.append(
+                f"Missing scores depend on the {t['factor']} ({t['method'].replace('_', ' ')} "
+                f"{p_is(t['p_value'])}): valid means of different {t['factor']}s rest on "
+                "differently "
+                "selected rows, and a missing-not-at-random pattern would bias them."
+            )
+    out += _confounded_contrasts(r)
+    for c in doc.get("claims") or []:
+        if c.get("confounded"):
+            out.append(
+                f"Claim \u201c{c['name']}\u201d is confounded: "
+                + "; ".join(c.get("confounding_notes") or []).rstrip()
+                + "."
+            )
+    below = [c for c in doc.get("scorecard", []) if c["status"] != "measured" and c["field"] == hl]
+    if below:
+        named = [
+            f"{_cell_label(c)} ({c['valid_n']} valid, {c['clusters']} scenarios)" for c in below
+        ]
+        out.append(
+            f"{_plural(len(below), 'scorecard cell')} on {hl} "
+            f"{'is' if len(below) == 1 else 'are'} below "
+            f"the preregistered minimum ({cfg.min_valid_n} valid, {cfg.min_clusters} scenarios) "
+            "and "
+            f"never ranked: {_series(named, 5)}."
+        )
+    few = [
+        c
+        for c in doc.get("scorecard", [])
+        if c["field"] == hl and c.get("ci_low") is not None and c["clusters"] < 5
+    ]
+    if few:
+        named = [f"{_cell_label(c)} ({c['clusters']})" for c in few]
+        out.append(
+            f"{_plural(len(few), 'interval')} on {hl} rest{'s' if len(few) == 1 else ''} on fewer "
+            "than "
+            f"5 scenarios, where cluster-robust intervals are unreliable: {_series(named, 4)}."
+        )
+    cs = headline_contrasts(doc)
+    under = [c for c in cs if c.get("mde") is not None and c["mde"] > cfg.target_effect]
+    if under:
+        out.append(
+            f"{len(under)} of {len(cs)} contrasts could not reliably detect the target effect of "
+            f"{cfg.target_effect:g} (minimum detectable {num(min(c['mde'] for c in under))} to "
+            f"{num(max(c['mde'] for c in under))}): their ties are not evidence of equality."
+        )
+    for c in doc.get("claims") or []:
+        if c["verdict"] == "insufficient":
+            out.append(
+                f"Claim \u201c{c['name']}\u201d cannot be judged: "
+                f"{c['notes'][0] if c.get('notes') else 'a side is not measured'}."
+            )
+    for p in doc.get("published_check") or []:
+        if not p.get("reproduced_by"):
+            out.append(
+                f"Published {p['field']} for {_cell_label(p)} ({p['published']}) is reproduced by "
+                "no "
+                f"aggregation rule; the nearest is {p.get('nearest_rule')} "
+                f"({num(p.get('nearest_value'), 3)})."
+            )
+    rep = doc.get("repetition") or {}
+    if rep.get("inversions"):
+        out.append(
+            "Rankings from a single trial differ from the all-trial ranking in "
+            f"{rep['inversions']} of "
+            f"{rep['n_slices']} trials: one run of this evaluation would not reproduce its order."
+        )
+    for o in pooled_offsets(doc):
+        if o["only_a"] + o["only_b"] > 0.2 * max(o["pairs"], 1):
+            out.append(
+                f"{o['only_a'] + o['only_b']} items were scored validly by only one of "
+                f"{o['judge_a']} and "
+                f"{o['judge_b']} (vs {o['pairs']} shared): the offset describes the shared items "
+                "only."
+            )
+    for s in doc.get("scale_checks", []):
+        if s.get("scale_mismatch"):
+            out.append(str(s["message"]))
+    led = doc["ledger"]
+    if led.get("malformed"):
+        out.append(
+            f"{_plural(led['malformed'], 'line')} could not be read (malformed); their keys are "
+            "unknown, "
+            "so they are in no cell."
+        )
+    if led.get("conflict"):
+        out.append(
+            f"{_plural(led['conflict'], 'row')} conflict with another row for the same key and "
+            "are held "
+            "out of every mean."
+        )
+    if led.get("missing_planned") is None:
+        out.append(
+            "No plan was given: judgments that produced no row at all are invisible here (use "
+            "--plan)."
+        )
+    notes = doc.get("ledger_notes") or {}
+    if notes.get("unplanned"):
+        out.append(
+            f"{_plural(notes['unplanned'], 'row')} {'is' if notes['unplanned'] == 1 else 'are'} "
+            "not in the plan."
+        )
+    if notes.get("from_string"):
+        out.append(
+            f"{notes['from_string']} valid scores were read from numeric strings "
+            "(numeric_strings: accept)."
+        )
+    if cfg.resamples < 1000:
+        out.append(
+            f"The bootstrap used only {cfg.resamples} resamples: its interval ends carry Monte "
+            "Carlo "
+            "noise in the second decimal."
+        )
+    return out
+
+
+def _confounded_contrasts(r: Report) -> list[str]:
+    """Sentences for the contrasts the analysis marked confounded (``paired.contrast_confounding``)."""
+    rate_flags, judge_flags = [], []
+    for c in headline_contrasts(r.doc):
+        if c.get("confounded_missing"):
+            rate_flags.append(
+                f"{c['a']} vs {c['b']} ({pct(c['missing_rate_a'])} vs "
+                f"{pct(c['missing_rate_b'])} missing, Fisher {p_is(c['fisher_p'])})"
+            )
+        if c.get("confounded_judges"):
+            judge_flags.append(
+                f"{c['a']} ({', '.join(c['judges_a'])}) vs {c['b']} ({', '.join(c['judges_b'])})"
+            )
+    out = []
+    if rate_flags:
+        out.append(
+            f"{_plural(len(rate_flags), 'contrast')} compare{'s' if len(rate_flags) == 1 else ''} "
+            "variants "
+            "whose missing rates differ, so the valid rows may not be comparable: "
+            f"{_series(rate_flags, 4)}."
+        )
+    if judge_flags:
+        out.append(
+            f"{_plural(len(judge_flags), 'contrast')} "
+            f"compare{'s' if len(judge_flags) == 1 else ''} "
+            "variants scored by different judges, so judge severity is confounded with the "
+            "variant: "
+            f"{_series(judge_flags, 3)}."
+        )
+    return out
+
+

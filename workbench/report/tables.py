@@ -1,0 +1,847 @@
+"""The section tables: provenance, ledger, census, scorecard, published, offsets, contrasts,
+claims, limits and the rows appendix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import plots
+from ..terminal import cell_text
+from .formats import interval, num, pct, pval, signed
+from .markup import Html, badge, details, esc, join, para, table, tag
+from .model import BUCKET_MEANING, ROWS_LISTED, STATUS_CLASS, VERDICT_CLASS, Report
+from .prose import limits
+from .provenance import git_commit, results_sha256, versions
+from .queries import _cell_key, _cell_label, _margin, contrast_verdict, headline_contrasts, pooled_cells, pooled_offsets
+
+
+def provenance_tables(r: Report) -> Html:
+    """Command line, inputs with sha256 and lines, parameters, versions and git commit."""
+    doc, cfg = r.doc, r.cfg
+    parts = [tag("h3", "Command"), tag("pre", r.command_line, cls="wb-cmd")]
+    parts.append(
+        table(
+            ["input", "lines", "sha256"],
+            [[i["path"], i["lines"], tag("code", i["sha256"])] for i in doc["inputs"]],
+            numeric=[1],
+        )
+    )
+    written = r.out_dir / "results.json"
+    mine = results_sha256(r)
+    if written.is_file():
+        theirs = hashlib.sha256(written.read_bytes()).hexdigest()
+        same = badge("identical", "good") if theirs == mine else badge("DIFFERS", "bad")
+        check = join(
+            [
+                "results.json in ",
+                tag("code", str(r.out_dir)),
+                ": ",
+                same,
+                " to the document this notebook computed",
+            ]
+        )
+    else:
+        check = join(
+            [
+                "no results.json in ",
+                tag("code", str(r.out_dir)),
+                " to compare with (run ",
+                tag("code", "workbench report"),
+                " to write one)",
+            ]
+        )
+    parts.append(
+        para(join(["results sha256 ", tag("code", mine), " \u00b7 ", check]), cls="wb-note")
+    )
+    plan = doc.get("plan") or {}
+    subsets = (
+        "; ".join(
+            f"{name}: " + ", ".join(f"{k} in {list(v)}" for k, v in spec.items())
+            for name, spec in cfg.subsets.items()
+        )
+        or "none"
+    )
+    prm = [
+        ("headline field", r.headline),
+        ("rubric", f"{cfg.rubric_min:g} to {cfg.rubric_max:g}"),
+        ("value unit", doc.get("value_unit")),
+        (
+            "preregistered minimum",
+            f"{cfg.min_valid_n} valid judgments and {cfg.min_clusters} scenarios per cell",
+        ),
+        ("confidence", f"{cfg.confidence:g}"),
+        ("bootstrap", f"{cfg.resamples} resamples, seed {cfg.seed}"),
+        ("alpha / power / target effect", f"{cfg.alpha:g} / {cfg.power:g} / {cfg.target_effect:g}"),
+        ("subsets", subsets),
+        (
+            "plan",
+            f"{r.parameters.get('plan')} ({plan.get('planned')} planned judgments)"
+            if r.parameters.get("plan")
+            else "none",
+        ),
+        ("published card", r.parameters.get("published") or "none"),
+        ("claims", r.parameters.get("claims") or "none"),
+        ("config sources", ", ".join(map(str, doc.get("config_sources") or [])) or "defaults"),
+    ]
+    parts.append(table(["parameter", "value"], prm, cls="wb-kv"))
+    vers = versions()
+    commit = git_commit()
+    vers_rows = [(k, v) for k, v in vers.items()] + [("git commit", commit or "not available")]
+    parts.append(
+        details(
+            "Package versions and git commit", table(["package", "version"], vers_rows, cls="wb-kv")
+        )
+    )
+    parts.append(
+        details(
+            "Effective configuration (config in results.json)",
+            tag(
+                "pre",
+                json.dumps(doc["config"], indent=2, sort_keys=True, ensure_ascii=False),
+                cls="wb-json",
+            ),
+        )
+    )
+    return join(parts)
+
+
+def ledger_tables(r: Report) -> Html:
+    """Every bucket with its count, share of lines and meaning; malformed lines listed."""
+    doc = r.doc
+    led = doc["ledger"]
+    lines = led["lines"] or 1
+    rows, classes = [], []
+    for b, meaning in BUCKET_MEANING.items():
+        if b == "missing_planned":
+            continue
+        n = led[b]
+        rows.append([b, n, pct(n / lines), meaning])
+        classes.append(None if n else "wb-zero")
+    rows.append(
+        [tag("b", "lines"), tag("b", str(led["lines"])), "100%", "the sum of the buckets above"]
+    )
+    classes.append("wb-total")
+    if led.get("missing_planned") is not None:
+        rows.append(
+            ["missing_planned", led["missing_planned"], "", BUCKET_MEANING["missing_planned"]]
+        )
+        classes.append("wb-beside")
+    parts = [
+        table(
+            ["bucket", "lines", "share", "what it means"], rows, numeric=[1, 2], row_classes=classes
+        )
+    ]
+    notes = doc.get("ledger_notes") or {}
+    extra = [f"{k.replace('_', ' ')} {v}" for k, v in notes.items() if v]
+    if extra:
+        parts.append(
+            para("Beside the ledger (not buckets): " + ", ".join(extra) + ".", cls="wb-note")
+        )
+    bad = doc.get("malformed_lines") or []
+    if bad:
+        parts.append(tag("h3", f"Malformed lines ({len(bad)})"))
+        parts.append(
+            table(
+                ["file", "line", "reason"],
+                [[Path(str(m["file"])).name, m["line"], m["reason"]] for m in bad[:50]],
+                numeric=[1],
+            )
+        )
+        if len(bad) > 50:
+            parts.append(
+                para(f"... and {len(bad) - 50} more; rows.parquet has every one.", cls="wb-note")
+            )
+    return join(parts)
+
+
+def _rate_cell(m: Mapping[str, Any]) -> Html:
+    if m.get("missing_rate") is None:
+        return Html("-")
+    return join(
+        [
+            tag("b", pct(m["missing_rate"])),
+            " ",
+            tag(
+                "span",
+                f"[{pct(m['missing_rate_ci_low'])}, {pct(m['missing_rate_ci_high'])}]",
+                cls="wb-ci",
+            ),
+        ]
+    )
+
+
+def census_tables(r: Report) -> Html:
+    """Judge x variant counts with the missing rate, margins, missingness tests, scale checks."""
+    doc = r.doc
+    head = [
+        "judge",
+        "variant",
+        "judgments",
+        "valid",
+        "partial",
+        "empty",
+        "unusable value",
+        "no row",
+        "held out",
+        "missing [95% CI]",
+    ]
+
+    def row(m: Mapping[str, Any], judge: str, variant: str) -> list[Any]:
+        return [
+            judge,
+            variant,
+            m["judgments"],
+            m["valid"],
+            m["partial"],
+            m["empty"],
+            m["non_numeric"] + m["out_of_range"] + m["invalid_number"],
+            m["missing_planned"],
+            m["conflict"],
+            _rate_cell(m),
+        ]
+
+    margins, m_classes = [], []
+    for m in _margin(doc, kind="judge"):
+        margins.append(row(m, m["judge"], tag("i", "all variants")))
+        m_classes.append(None)
+    for m in _margin(doc, kind="variant"):
+        margins.append(row(m, tag("i", "all judges"), m["variant"]))
+        m_classes.append(None)
+    for m in _margin(doc):
+        margins.append(row(m, tag("b", "all"), tag("b", "all")))
+        m_classes.append("wb-total")
+    caption = (
+        "unusable value = non-numeric, out of range or NaN; held out = conflicting rows; no row = "
+        "planned "
+        "judgment with no line; interval: Wilson"
+    )
+    parts = [table(head, margins, numeric=range(2, 10), row_classes=m_classes, caption=caption)]
+    cells = [row(c, c["judge"], c["variant"]) for c in doc.get("census", [])]
+    parts.append(
+        details(
+            f"Every judge x variant cell ({len(cells)})", table(head, cells, numeric=range(2, 10))
+        )
+    )
+    tests = doc.get("missingness_tests") or []
+    if tests:
+        parts.append(tag("h3", "Does the missing rate depend on the judge or the variant?"))
+        parts.append(
+            table(
+                ["factor", "levels", "test", "statistic", "p", "missing rate by level"],
+                [
+                    [
+                        t["factor"],
+                        t["levels"],
+                        t["method"].replace("_", " "),
+                        num(t["statistic"]),
+                        pval(t["p_value"]),
+                        ", ".join(f"{k} {pct(v)}" for k, v in sorted(t["missing_rates"].items())),
+                    ]
+                    for t in tests
+                ],
+                numeric=[1, 3, 4],
+            )
+        )
+    msgs = [s["message"] for s in doc.get("scale_checks", []) if s.get("message")]
+    if msgs:
+        parts.append(tag("h3", "Scale checks"))
+        parts.append(Html("<ul>" + "".join(f"<li>{esc(m)}</li>" for m in msgs) + "</ul>"))
+    names = list(r.cfg.score_names)
+    nulls = [
+        [c["judge"], c["variant"], *[c["field_nulls"].get(n, 0) for n in names]]
+        for c in doc.get("census", [])
+    ]
+    parts.append(
+        details(
+            "Missing values per rubric field (absent, null or sentinel)",
+            table(["judge", "variant", *names], nulls, numeric=range(2, 2 + len(names))),
+        )
+    )
+    return join(parts)
+
+
+def _status_badge(status: str) -> Html:
+    return badge(status.replace("_", " "), STATUS_CLASS.get(status, "neutral"))
+
+
+def scorecard_tables(r: Report) -> Html:
+    """The pooled headline table (ranked measured cells, then the rest), then the breakdowns."""
+    doc, cfg = r.doc, r.cfg
+    hl = r.headline
+    conf = f"{cfg.confidence:.0%}"
+    cells = plots.scorecard_order(pooled_cells(doc))
+    lo, hi = cfg.value_range
+    head = [
+        "rank",
+        "variant",
+        f"{hl}: mean (valid/rows) [{conf} CI]",
+        "zero-filled",
+        "shift",
+        f"if missing were {lo:g}..{hi:g}",
+        "scenarios",
+        "status",
+    ]
+    body, classes = [], []
+    rank = 0
+    for c in cells:
+        measured = c["status"] == "measured"
+        rank += measured
+        body.append(
+            [
+                rank if measured else "-",
+                c["variant"],
+                tag("span", cell_text(c), cls="wb-mono"),
+                num(c["zero_filled_mean"]),
+                signed(c["zero_filled_diff"]),
+                interval(c["lower_bound"], c["upper_bound"]),
+                c["clusters"],
+                _status_badge(c["status"]),
+            ]
+        )
+        classes.append(None if measured else "wb-unmeasured")
+    parts = [
+        table(
+            head,
+            body,
+            numeric=[0, 3, 4, 5, 6],
+            row_classes=classes,
+            caption="Means over valid rows only, judges pooled. Zero-filled = what averaging "
+            "missing scores "
+            f"as 0 prints; shift = zero-filled minus valid mean. Cells below {cfg.min_valid_n} "
+            "valid or "
+            f"{cfg.min_clusters} scenarios are greyed and not ranked.",
+        )
+    ]
+    fields = list(cfg.score_names)
+    variants = [c["variant"] for c in cells]
+    index = {_cell_key(c): c for c in doc.get("scorecard", [])}
+
+    def grid(row_keys: Sequence[Any], col_keys: Sequence[Any], key: Any, first: str) -> Html:
+        rows_, cls_ = [], []
+        for rk in row_keys:
+            row_cells: list[Any] = [rk]
+            for ck in col_keys:
+                c = index.get(key(rk, ck))
+                if c is None:
+                    row_cells.append("")
+                else:
+                    row_cells.append(
+                        tag(
+                            "span",
+                            cell_text(c),
+                            cls="wb-mono" + ("" if c["status"] == "measured" else " wb-dim"),
+                        )
+                    )
+            rows_.append(row_cells)
+            cls_.append(None)
+        return table([first, *col_keys], rows_, numeric=range(1, 1 + len(col_keys)))
+
+    parts.append(
+        details(
+            "Every rubric field, judges pooled (greyed: not measured)",
+            grid(variants, fields, lambda v, f: (v, None, None, f), "variant"),
+        )
+    )
+    judges = sorted({str(c["judge"]) for c in doc.get("scorecard", []) if c["judge"] is not None})
+    if judges:
+        parts.append(
+            details(
+                f"{hl} per judge", grid(variants, judges, lambda v, j: (v, j, None, hl), "variant")
+            )
+        )
+    if cfg.subsets:
+        parts.append(
+            details(
+                f"{hl} per subset",
+                grid(variants, list(cfg.subsets), lambda v, s: (v, None, s, hl), "variant"),
+            )
+        )
+    flags = [f for f in doc.get("flag_rates", []) if f["subset"] is None]
+    if flags:
+        parts.append(
+            details(
+                "Fabrication flags per variant",
+                table(
+                    ["variant", "flagged / rows with flags", f"rate [{conf} CI, scenario-clustered]",
+                     "plain Wilson (ignores clustering)"],
+                    [
+                        [
+                            f["variant"],
+                            f"{f['flagged']}/{f['n']}",
+                            f"{pct(f['rate'])} [{pct(f['ci_low'])}, {pct(f['ci_high'])}]",
+                            f"[{pct(f['wilson_low'])}, {pct(f['wilson_high'])}]",
+                        ]
+                        for f in flags
+                    ],
+                    numeric=[1, 2],
+                ),
+            )
+        )
+    passes = [p for p in doc.get("pass_rates", []) if p["subset"] is None]
+    if passes:
+        parts.append(
+            details(
+                "Pass rates per variant",
+                table(
+                    ["variant", "passes / n", f"rate [{conf} CI, scenario-clustered]",
+                     "pass^k [clustered CI] (items with k outcomes; fewer: listed)", "gate"],
+                    [
+                        [
+                            p["variant"],
+                            f"{p['passes']}/{p['n']}",
+                            f"{pct(p['rate'])} [{pct(p['ci_low'])}, {pct(p['ci_high'])}]",
+                            ("not computed (set pass.k)" if p["k"] is None else
+                             f"{num(p['pass_hat_k'])} {interval(p['pass_hat_k_ci_low'], p['pass_hat_k_ci_high'])}"
+                             f" (k={p['k']}; {p['units_with_k']} items"
+                             + (f"; {p['units_short']} with fewer outcomes: "
+                                f"{', '.join(p['units_short_list'][:10])}"
+                                + (" ..." if p['units_short'] > 10 else "") if p["units_short"] else "")
+                             + ")"),
+                            "-" if p["gate_pass"] is None else str(p["gate_pass"]),
+                        ]
+                        for p in passes
+                    ],
+                    numeric=[1, 2, 3],
+                ),
+            )
+        )
+    cons = doc.get("consistency") or []
+    if cons:
+        keys = [k for k in cons[0] if k not in ("judge", "variant")]
+        parts.append(
+            details(
+                "Rows that disagree with themselves",
+                table(
+                    ["judge", "variant", *[k.replace("_", " ") for k in keys]],
+                    [[c["judge"], c["variant"], *[c[k] for k in keys]] for c in cons],
+                    numeric=range(2, 2 + len(keys)),
+                ),
+            )
+        )
+    rep = doc.get("repetition") or {}
+    if rep.get("per_variant"):
+        reps = [[p["variant"], p["trials"], num(p["icc_trials"])] for p in rep["per_variant"]]
+        slices = [
+            [s["trial"], " > ".join(map(str, s["ranking"])), "differs" if s["differs"] else "same"]
+            for s in rep.get("slices", [])
+        ]
+        block = [table(["variant", "trials", "ICC of trials"], reps, numeric=[1, 2])]
+        if slices:
+            block.append(
+                para(
+                    "Ranking on all trials: "
+                    + " > ".join(map(str, rep.get("reference_ranking") or [])),
+                    cls="wb-note",
+                )
+            )
+            block.append(table(["trial", "ranking on this trial alone", "vs all trials"], slices))
+        parts.append(details("Repeated trials", join(block)))
+    return join(parts)
+
+
+def published_cells(r: Report) -> list[dict[str, Any]]:
+    """Published cells joined with their scorecard cell: label, published, valid mean, interval."""
+    index = {_cell_key(c): c for c in r.doc.get("scorecard", [])}
+    out = []
+    for p in r.doc.get("published_check") or []:
+        c = index.get(_cell_key(p), {})
+        out.append(
+            {
+                "label": _cell_label(p),
+                "field": p["field"],
+                "published": p["published"],
+                "valid_mean": p.get("valid_mean", c.get("mean")),
+                "ci_low": c.get("ci_low"),
+                "ci_high": c.get("ci_high"),
+                "status": c.get("status", "measured"),
+                "valid_n": c.get("valid_n"),
+                "rows": c.get("rows"),
+                "reproduced_by": p.get("reproduced_by") or [],
+                "nearest_rule": p.get("nearest_rule"),
+                "nearest_value": p.get("nearest_value"),
+                "decimals": p.get("decimals", 2),
+            }
+        )
+    return out
+
+
+def published_table(r: Report) -> Html:
+    """Each published cell: the printed value, which rules reproduce it, and the valid mean."""
+    cells = published_cells(r)
+    if r.doc.get("published_check") is None:
+        return Html("")
+    rows = []
+    for c in cells:
+        rules = (
+            join(
+                [
+                    badge(
+                        x.replace("_", " "),
+                        "bad"
+                        if x.startswith("zero")
+                        else ("good" if x == "valid_mean" else "neutral"),
+                    )
+                    for x in c["reproduced_by"]
+                ],
+                " ",
+            )
+            if c["reproduced_by"]
+            else badge("no rule", "warn")
+        )
+        nd = int(c["decimals"] or 2)
+        near = (
+            "-"
+            if c["reproduced_by"] or c["nearest_rule"] is None
+            else f"{c['nearest_rule']} {num(c['nearest_value'], nd + 2)}"
+        )
+        valid = (
+            "-"
+            if c["valid_mean"] is None
+            else f"{num(c['valid_mean'])} ({c['valid_n']}/{c['rows']}) "
+            f"{interval(c['ci_low'], c['ci_high'])}"
+        )
+        rows.append(
+            [
+                c["label"],
+                c["field"],
+                num(c["published"], nd),
+                rules,
+                near,
+                tag("span", valid, cls="wb-mono"),
+                signed(None if c["valid_mean"] is None else c["valid_mean"] - c["published"]),
+            ]
+        )
+    main = table(
+        [
+            "cell",
+            "field",
+            "published",
+            "reproduced by",
+            "nearest rule",
+            "valid mean (valid/rows) [CI]",
+            "valid - published",
+        ],
+        rows,
+        numeric=[2, 6],
+        caption="Rules: valid mean (missing dropped), zero filled (missing = 0), min filled "
+        "(missing = "
+        "rubric minimum), item mean (judges averaged per item first), zero filled planned "
+        "(planned-but-absent judgments also 0), drop sentinels only (every number read except "
+        "sentinels, out-of-range kept: FastChat's rule), raw numeric mean (every number read, "
+        "sentinels included). Matched at the printed precision.",
+    )
+    return join([main, details("Every rule's value for every published cell (value over n)",
+                               published_rules_table(r))])
+
+
+def published_rules_table(r: Report) -> Html:
+    """Each published cell under every aggregation rule: the value it gives and over how many."""
+    checks = r.doc.get("published_check") or []
+    names = [n for n in _RULE_ORDER if any(n in (p.get("rules") or {}) for p in checks)]
+    rows = []
+    for p in checks:
+        rules = p.get("rules") or {}
+        nd = int(p.get("decimals") or 2)
+        cells = []
+        for n in names:
+            v = rules.get(n, {})
+            if v.get("value") is None:
+                cells.append("-")
+            else:
+                mark = " *" if n in (p.get("reproduced_by") or []) else ""
+                cells.append(f"{num(v['value'], nd)} ({v.get('n')}){mark}")
+        rows.append([_cell_label(p), p["field"], num(p["published"], nd), *cells])
+    return table(["cell", "field", "published", *[n.replace("_", " ") for n in names]], rows,
+                 numeric=list(range(2, 3 + len(names))),
+                 caption="value (n): the cell under each rule and the number of values it averages; "
+                 "* = reproduces the printed value.")
+
+
+_RULE_ORDER = ("valid_mean", "zero_filled", "min_filled", "item_mean", "zero_filled_planned",
+               "drop_sentinels_only", "raw_numeric_mean")
+
+
+def offsets_tables(r: Report) -> Html:
+    """Judge offsets on shared items with agreement statistics: pooled, then per variant/subset."""
+    offs = r.doc.get("judge_offsets") or []
+    if not offs:
+        return Html("")
+    head = [
+        "judges a - b",
+        "scope",
+        "shared items",
+        "only a / only b",
+        "mean a - b [clustered t CI]",
+        "p (clustered t) / sign-flip p",
+        "cluster bootstrap CI (beside)",
+        "paired t CI (ignores clustering)",
+        "Wilcoxon p (ignores clustering)",
+        "exact / within 1",
+        "kappa",
+        "alpha",
+        "Spearman",
+    ]
+
+    def row(o: Mapping[str, Any]) -> list[Any]:
+        scope = (
+            "all variants"
+            if o["variant"] is None and o["subset"] is None
+            else (f"{o['variant']}" if o["variant"] is not None else f"{o['subset']} subset")
+        )
+        return [
+            join([o["judge_a"], Html("<br>- "), o["judge_b"]]),
+            tag("span", scope, cls="wb-nowrap"),
+            o["pairs"],
+            f"{o['only_a']} / {o['only_b']}",
+            tag(
+                "span",
+                f"{signed(o['mean_diff'])} {interval(o['ci_low'], o['ci_high'], sign=True)}",
+                cls="wb-mono",
+            ),
+            f"{pval(o.get('p'))} / {pval(o.get('p_sign_flip'))}",
+            interval(o.get("boot_low"), o.get("boot_high"), sign=True),
+            interval(o["t_ci_low"], o["t_ci_high"], sign=True),
+            pval(o["wilcoxon_p"]),
+            f"{pct(o['exact_agreement'])} / {pct(o['within_one'])}",
+            num(o["kappa_quadratic"]),
+            num(o["krippendorff_alpha"]),
+            num(o["spearman"]),
+        ]
+
+    pooled = pooled_offsets(r.doc)
+    rest = [o for o in offs if not (o["variant"] is None and o["subset"] is None)]
+    parts = [
+        table(
+            head,
+            [row(o) for o in pooled],
+            numeric=range(2, 13),
+            caption="kappa = quadratic-weighted Cohen's kappa; alpha = Krippendorff's alpha "
+            "(interval); only a / "
+            "only b = items just one judge scored validly, left out of the offset.",
+        )
+    ]
+    if rest:
+        parts.append(
+            details(
+                "Per variant and per subset",
+                table(head, [row(o) for o in rest], numeric=range(2, 13)),
+            )
+        )
+    return join(parts)
+
+
+def contrasts_table(r: Report) -> Html:
+    """Variant contrasts on the headline: intervals, paired, leave-one-out, MDE, verdict."""
+    cfg = r.cfg
+    conf = f"{cfg.confidence:.0%}"
+    head = [
+        "a - b",
+        f"difference [{conf} CI]",
+        "valid n (a vs b)",
+        "paired [CI] (matched)",
+        "leave one scenario out",
+        "p (Holm)",
+        "MDE",
+        "n needed per side (assumes new scenarios)",
+        "scenarios needed / power",
+        "verdict",
+    ]
+
+    def power_cell(c: Mapping[str, Any]) -> Any:
+        if c.get("power_statement") is None:
+            return "-"
+        sn = c.get("scenarios_needed")
+        return join([Html(f"{sn if sn is not None else '-'} "), tag("span", c["power_statement"], cls="wb-muted")])
+
+    def row(c: Mapping[str, Any]) -> list[Any]:
+        label, kind = contrast_verdict(c, cfg.alpha, cfg.target_effect)
+        return [
+            f"{c['a']} - {c['b']}",
+            tag(
+                "span",
+                f"{signed(c['diff'])} {interval(c['ci_low'], c['ci_high'], sign=True)}",
+                cls="wb-mono",
+            ),
+            f"{c['valid_n_a']} vs {c['valid_n_b']}",
+            f"{signed(c['paired_diff'])} "
+            f"{interval(c['paired_ci_low'], c['paired_ci_high'], sign=True)} "
+            f"({c['matched']})",
+            interval(c["loo_min"], c["loo_max"], sign=True),
+            pval(c.get("p_holm")),
+            num(c["mde"]),
+            "-" if c.get("n_needed") is None else c["n_needed"],
+            power_cell(c),
+            badge(label, kind),
+        ]
+
+    cs = headline_contrasts(r.doc)
+    if not cs:
+        return Html("")
+    parts = [
+        table(
+            head,
+            [row(c) for c in cs],
+            numeric=[1, 3, 4, 5, 6, 7],
+            caption="Difference of valid means with a clustered interval (scenarios as clusters); "
+            "paired on "
+            + ("matched (scenario, trial, judge) rows (trials declared matched)" if cfg.trials_matched
+               else "matched (scenario, judge) units, trials averaged")
+            + f". MDE = the difference detectable with "
+            f"{cfg.power:.0%} power at alpha {cfg.alpha:g}; n needed = valid rows per side for the "
+            f"target effect {cfg.target_effect:g} if the extra rows were as independent as new "
+            "scenarios; scenarios needed = the unit that limits power (more trials on the same "
+            "scenarios cannot exceed the ceiling stated beside it).",
+        )
+    ]
+    for subset in cfg.subsets:
+        sub = headline_contrasts(r.doc, subset)
+        if sub:
+            parts.append(
+                details(
+                    f"{subset} subset",
+                    table(head, [row(c) for c in sub], numeric=[1, 3, 4, 5, 6, 7]),
+                )
+            )
+    return join(parts)
+
+
+def claims_table(r: Report) -> Html:
+    """One card per claim: claimed vs recomputed with its interval, the numbers, the notes."""
+    claims = r.doc.get("claims")
+    if claims is None:
+        return Html("")
+    lo, hi = r.cfg.value_range
+    cards = []
+    for c in claims:
+        scope = (
+            c["field"]
+            + (f", {c['subset']} subset" if c.get("subset") else "")
+            + (f", judge {c['judge']}" if c.get("judge") else "")
+        )
+        kind = VERDICT_CLASS.get(c["verdict"], "neutral")
+        flags = [badge(c["verdict"].upper(), kind)] + (
+            [badge("confounded", "warn")] if c.get("confounded") else []
+        )
+        facts = table(
+            ["", ""],
+            [
+                ["claimed (a - b)", tag("b", signed(c["claimed"]))],
+                [
+                    f"recomputed on valid rows [{r.cfg.confidence:.0%} CI]",
+                    tag(
+                        "b",
+                        f"{signed(c['recomputed'])} "
+                        f"{interval(c['ci_low'], c['ci_high'], sign=True)}",
+                    ),
+                ],
+                [
+                    "paired on matched rows",
+                    f"{signed(c.get('paired'))} "
+                    f"{interval(c.get('paired_ci_low'), c.get('paired_ci_high'), sign=True)}",
+                ],
+                [
+                    "valid/rows, a vs b",
+                    f"{c['valid_n_a']}/{c['rows_a']} vs {c['valid_n_b']}/{c['rows_b']}",
+                ],
+                ["zero-filled difference", signed(c.get("zero_filled"))],
+                [
+                    f"if missing anywhere in {lo:g}..{hi:g}",
+                    interval(c.get("bound_low"), c.get("bound_high"), sign=True),
+                ],
+            ],
+            cls="wb-kv wb-facts",
+        )
+        notes = Html(
+            '<ul class="wb-notes">'
+            + "".join(f"<li>{esc(n)}</li>" for n in c.get("notes") or [])
+            + "</ul>"
+        )
+        cards.append(
+            Html(
+                f'<div class="wb-claim wb-claim-{esc(kind)}"><div '
+                f'class="wb-claim-head"><b>{esc(c["name"])}</b>'
+                f'<span class="wb-dim"> {esc(c["a"])} - {esc(c["b"])} ({esc(scope)})</span> '
+                f"{join(flags, ' ')}</div>"
+                f'<div class="wb-claim-body">{facts}{notes}</div></div>'
+            )
+        )
+    return join(cards)
+
+
+def limits_list(r: Report) -> Html:
+    """The generated limits as a list."""
+    items = limits(r)
+    if not items:
+        return Html("")
+    return Html('<ul class="wb-limits">' + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>")
+
+
+def rows_appendix(r: Report, limit: int = ROWS_LISTED) -> Html:
+    """The row table as read (file:line, bucket, keys, headline, reason, verdict), collapsed."""
+    rows = r.analysis.rows
+    hl = r.headline
+    cols = [
+        c
+        for c in (
+            "file",
+            "line",
+            "bucket",
+            "scenario",
+            "variant",
+            "trial",
+            "judge",
+            f"{hl}__raw",
+            "reason",
+            "verdict",
+        )
+        if c in rows.columns
+    ]
+    head = rows.head(limit).select(cols)
+    body, classes = [], []
+    for rec in head.iter_rows(named=True):
+        where = (
+            "-" if rec.get("file") is None else f"{Path(str(rec['file'])).name}:{rec.get('line')}"
+        )
+        raw = rec.get(f"{hl}__raw")
+        verdict = rec.get("verdict")
+        if verdict is not None and len(str(verdict)) > 240:
+            verdict = str(verdict)[:239] + "\u2026"
+        body.append(
+            [
+                where,
+                rec.get("bucket"),
+                rec.get("scenario"),
+                rec.get("variant"),
+                rec.get("trial"),
+                rec.get("judge"),
+                "-" if raw is None else f"{raw:g}",
+                rec.get("reason"),
+                verdict,
+            ]
+        )
+        classes.append(None if rec.get("bucket") == "valid" else "wb-heldout")
+    tbl = table(
+        [
+            "file:line",
+            "bucket",
+            "scenario",
+            "variant",
+            "trial",
+            "judge",
+            f"{hl} as read",
+            "reason",
+            "verdict",
+        ],
+        body,
+        numeric=[6],
+        row_classes=classes,
+        cls="wb-rows",
+    )
+    return details(f"Show {len(body)} of {rows.height} rows", tbl)
+
+
