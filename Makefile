@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: report test bench lint example golden clean
+.PHONY: report test bench lint example golden clean selftest calibrate
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,14 @@ report: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q
+
+selftest: $(STAMP)
+	$(BIN)/workbench selftest
+
+calibrate: $(STAMP)
+	$(BIN)/workbench calibrate --out reports/calibration
+	mkdir -p docs/calibration && cp reports/calibration/calibration.csv reports/calibration/power.csv \
+		reports/calibration/coverage.png docs/calibration/
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ingest.py

@@ -836,7 +836,9 @@ def test_mde_paired_from_an_independent_clustered_se(tmp_path) -> None:
 
 def test_contrast_confounding_by_fisher_on_the_census_margins() -> None:
     """Each all-scenario contrast carries the confounding judgment the report shows, as data:
-    Fisher's exact p (scipy) on the variants' census margins, and the judge sets from the census."""
+    the design test (whole items permuted within scenarios, recomputed here), Fisher's exact p
+    (scipy) on the variants' census margins beside it, and the judge sets from the census."""
+    from workbench import census as census_mod
     from workbench import pipeline
 
     EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
@@ -856,7 +858,11 @@ def test_contrast_confounding_by_fisher_on_the_census_margins() -> None:
         p = sps.fisher_exact([[ma["missing"], ma["judgments"] - ma["missing"]],
                               [mb["missing"], mb["judgments"] - mb["missing"]]]).pvalue
         assert c["fisher_p"] == pytest.approx(p, rel=1e-12)
-        assert c["confounded_missing"] is bool(p < cfg.alpha)
+        units = census_mod.judgment_units(a.rows, cfg).filter(pl.col("variant").is_in([c["a"], c["b"]]))
+        res = census_mod.design_missingness_test(
+            units, "variant", wb.stats.derive_seed(cfg.seed, "contrast_confounding", c["a"], c["b"]))
+        assert c["missingness_p"] == res.p_value and c["missingness_method"] == "item_permutation_within_scenario"
+        assert c["confounded_missing"] is bool(res.p_value < cfg.alpha)
         assert c["missing_rate_a"] == ma["missing"] / ma["judgments"]
         assert c["judges_a"] == sorted(judges[c["a"]]) and c["judges_b"] == sorted(judges[c["b"]])
         assert c["confounded_judges"] is (judges[c["a"]] != judges[c["b"]])

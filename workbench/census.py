@@ -167,7 +167,7 @@ def missingness_tests(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
     """
     out = []
     units = judgment_units(rows, cfg)
-    for k, factor in enumerate(("judge", "variant")):
+    for factor in ("judge", "variant"):
         c = _counts(rows, [factor], cfg)
         table = np.array([[m, n - m] for m, n in c.select("missing", "judgments").iter_rows()], dtype=float)
         classic = stats.contingency_test(table, seed=cfg.seed)

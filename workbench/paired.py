@@ -293,13 +293,18 @@ def contrasts(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
 
 
 def contrast_confounding(contrasts: list[dict[str, Any]], census: list[dict[str, Any]],
-                         margins: list[dict[str, Any]], cfg: Config) -> None:
+                         margins: list[dict[str, Any]], cfg: Config,
+                         rows: pl.DataFrame | None = None) -> None:
     """Mark, in place, each all-scenario contrast whose sides may not be comparable.
 
     Adds to every contrast record: ``missing_rate_a``/``missing_rate_b`` (the variants'
     census margins: missing / judgments, planned judgments with no row included),
-    ``fisher_p`` (Fisher exact test of those two rates), ``confounded_missing`` (``fisher_p``
-    below ``alpha``), ``judges_a``/``judges_b`` (the judges with judgments of each side) and
+    ``missingness_p`` (with ``rows``: the design-respecting test of those two rates, whole
+    items permuted within scenarios, :func:`workbench.census.design_missingness_test`;
+    ``missingness_method`` names it), ``fisher_p`` (Fisher exact test of the rates as if rows
+    were independent: beside it only, ignores clustering), ``confounded_missing``
+    (``missingness_p`` below ``alpha``; ``fisher_p`` when no rows are given),
+    ``judges_a``/``judges_b`` (the judges with judgments of each side) and
     ``confounded_judges`` (the two sets differ, so judge severity is confounded with the
     variant); ``confounded`` is either. The census is not split by subset, so subset
     contrasts get null in all of them.
@@ -309,8 +314,11 @@ def contrast_confounding(contrasts: list[dict[str, Any]], census: list[dict[str,
     for c in census:
         if c["judgments"]:
             judges.setdefault(str(c["variant"]), set()).add(str(c["judge"]))
-    keys = ("missing_rate_a", "missing_rate_b", "fisher_p", "confounded_missing", "judges_a", "judges_b",
-            "confounded_judges", "confounded")
+    keys = ("missing_rate_a", "missing_rate_b", "fisher_p", "missingness_p", "missingness_method",
+            "confounded_missing", "judges_a", "judges_b", "confounded_judges", "confounded")
+    from . import census as census_mod
+
+    units = census_mod.judgment_units(rows, cfg) if rows is not None else None
     for c in contrasts:
         c.update(dict.fromkeys(keys))
         if c["subset"] is not None or c.get("judge") is not None:
@@ -323,7 +331,15 @@ def contrast_confounding(contrasts: list[dict[str, Any]], census: list[dict[str,
             c["missing_rate_a"], c["missing_rate_b"] = ma["missing_rate"], mb["missing_rate"]
         ja, jb = judges.get(str(c["a"]), set()), judges.get(str(c["b"]), set())
         c["fisher_p"] = p
-        c["confounded_missing"] = p is not None and p < cfg.alpha
+        decide = p
+        if units is not None:
+            res = census_mod.design_missingness_test(
+                units.filter(pl.col("variant").is_in([c["a"], c["b"]])), "variant",
+                stats.derive_seed(cfg.seed, "contrast_confounding", c["a"], c["b"]))
+            c["missingness_p"] = res.p_value
+            c["missingness_method"] = census_mod.METHODS["variant"] if res.method != "undefined" else "undefined"
+            decide = res.p_value
+        c["confounded_missing"] = decide is not None and decide < cfg.alpha
         c["judges_a"], c["judges_b"] = sorted(ja), sorted(jb)
         c["confounded_judges"] = ja != jb
         c["confounded"] = c["confounded_missing"] or c["confounded_judges"]

@@ -119,7 +119,7 @@ def run(
     doc["judge_offsets"] = paired.judge_offsets(rows, cfg)
     stage("variant contrasts")
     doc["contrasts"] = paired.contrasts(rows, cfg)
-    paired.contrast_confounding(doc["contrasts"], doc["census"], doc["census_margins"], cfg)
+    paired.contrast_confounding(doc["contrasts"], doc["census"], doc["census_margins"], cfg, rows)
     # headline check (workbench.check): a published card and/or claims, when given
     from . import check
 

@@ -96,7 +96,8 @@ class Model:
             problems.append("judge_offsets needs one value per judge")
         if len(set(self.variants)) != len(self.variants) or len(set(self.judges)) != len(self.judges):
             problems.append("variant and judge names must be distinct")
-        for name in ("missing_scenario_sd", "judge_offset_sd", "scenario_sd", "variant_scenario_sd", "item_sd", "noise_sd"):
+        for name in ("missing_scenario_sd", "judge_offset_sd", "scenario_sd", "variant_scenario_sd",
+                     "item_sd", "noise_sd"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0")
         for name in ("item_failure_rate", "empty_share"):

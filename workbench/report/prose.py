@@ -416,7 +416,8 @@ def _confounded_contrasts(r: Report) -> list[str]:
         if c.get("confounded_missing"):
             rate_flags.append(
                 f"{c['a']} vs {c['b']} ({pct(c['missing_rate_a'])} vs "
-                f"{pct(c['missing_rate_b'])} missing, Fisher {p_is(c['fisher_p'])})"
+                f"{pct(c['missing_rate_b'])} missing, whole items permuted within scenarios "
+                f"{p_is(c['missingness_p'] if c.get('missingness_p') is not None else c['fisher_p'])})"
             )
         if c.get("confounded_judges"):
             judge_flags.append(
