@@ -1,20 +1,29 @@
 # Two commands on a fresh machine with python3 and make:
-#   make report   set up .venv from requirements.lock and render the example report
-#   make test     set up .venv and run the test suite
+#   make report   set up .venv with the runtime (requirements.lock) and render the example report
+#   make test     add the test tooling (requirements-dev.lock) and run the test suite
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+RUNTIME := $(VENV)/.runtime-installed
 STAMP := $(VENV)/.installed
 
 .PHONY: report test bench lint example golden clean selftest calibrate
 
-$(STAMP): requirements.lock pyproject.toml
+# The runtime only (requirements.lock): what `make report` needs.
+$(RUNTIME): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -r requirements.lock
+	@echo "make: installing the runtime: $$(grep -c '==' requirements.lock) pinned packages from requirements.lock into $(VENV)"
+	$(BIN)/python -m pip install --progress-bar on -r requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
-	@touch $(STAMP)
+	@touch $@
 
-report: $(STAMP)
+# Test, lint and browser tooling on top (requirements-dev.lock): what `make test` needs.
+$(STAMP): $(RUNTIME) requirements-dev.lock
+	@echo "make: installing the test tooling: $$(grep -c '==' requirements-dev.lock) pinned packages from requirements-dev.lock"
+	$(BIN)/python -m pip install --quiet -r requirements.lock -r requirements-dev.lock
+	@touch $@
+
+report: $(RUNTIME)
 	$(BIN)/workbench report data/example/judge_rows.jsonl \
 		--config data/example/config.yaml --plan data/example/plan.csv \
 		--published data/example/published_scorecard.csv --claims data/example/claims.yaml \
@@ -34,7 +43,7 @@ calibrate: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ingest.py
 
-example: $(STAMP)
+example: $(RUNTIME)
 	$(BIN)/python -m workbench.example data/example
 
 golden: $(STAMP)

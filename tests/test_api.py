@@ -7,6 +7,7 @@ import importlib
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 import workbench as wb
 
@@ -38,3 +39,22 @@ def test_api_frames_match_the_pipeline() -> None:
     assert pub.height == 12 and isinstance(pub, pl.DataFrame)
     pdf = wb.scorecard_table(rows, cfg).to_pandas()
     assert len(pdf) == a.frame("scorecard").height
+
+
+def test_run_takes_a_path_or_a_list_and_a_config_or_its_path() -> None:
+    one = wb.run("data/example/judge_rows.jsonl", "data/example/config.yaml")
+    many = wb.run([Path("data/example/judge_rows.jsonl")], wb.load_config("data/example/config.yaml"))
+    assert one.doc == many.doc
+    assert one.doc["ledger"]["lines"] == len(Path("data/example/judge_rows.jsonl").read_bytes().splitlines())
+    rows, cfg = wb.load_rows(Path("data/example/judge_rows.jsonl"), Path("data/example/config.yaml"))
+    assert rows.height == one.rows.height and cfg.headline == one.config.headline
+
+
+def test_wrong_frame_name_lists_the_valid_ones_and_display_is_compact() -> None:
+    a = wb.run("data/example/judge_rows.jsonl", "data/example/config.yaml")
+    with pytest.raises(KeyError) as err:
+        a.frame("scorcard")
+    assert "did you mean 'scorecard'" in str(err.value) and "census_margins" in str(err.value)
+    shown = a._repr_html_()
+    assert len(shown) < 2000 and "286 lines" in shown and "scorecard" in shown
+    assert len(repr(a)) < 300

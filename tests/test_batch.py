@@ -133,3 +133,28 @@ def test_bad_manifest_exits_2(tmp_path: Path) -> None:
         cli.main(["batch", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "o")])
         == cli.EXIT_INPUT
     )
+
+
+@pytest.mark.parametrize(
+    ("code", "passed", "no_gate", "status"),
+    [
+        (0, True, False, "ok"),
+        (1, False, False, "gate failed"),
+        (0, False, True, "gate failed (no_gate)"),  # the exit code hid it; the index must not
+        (0, True, True, "ok"),
+        (2, True, False, "error"),
+    ],
+)
+def test_entry_status_reads_the_gate_from_the_entry_results(
+    tmp_path: Path, code: int, passed: bool, no_gate: bool, status: str
+) -> None:
+    from workbench.cmd_batch import FAILING, entry_status
+
+    (tmp_path / "report.html").write_text("<html></html>", encoding="utf-8")
+    (tmp_path / "results.json").write_text(json.dumps({"gate": {"passed": passed}}), encoding="utf-8")
+    assert entry_status(code, tmp_path, no_gate) == (status, None)
+    assert (status in FAILING) is (status in ("error", "gate failed"))
+    page = index_html([Outcome(Entry(name="e", inputs=["a"]), status, code, None, 1.0)], "m.yaml")
+    assert f">{status}<" in page
+    (tmp_path / "report.html").unlink()
+    assert entry_status(0, tmp_path, no_gate)[0] == "error"

@@ -105,7 +105,7 @@ def test_report_in_headless_chromium(page_report: Path) -> None:
                 "the script-tag verdict should show as text"
             )
             scripts = page.evaluate("document.querySelectorAll('script:not([type])').length")
-            assert scripts == 2, "only the inlined Vega bundle and the chart loader run"
+            assert scripts == 3, "only the table script, the inlined Vega bundle and the chart loader run"
             assert page.evaluate("document.title").startswith("Reanalysis")
 
             page.evaluate("document.querySelectorAll('details').forEach(d => d.open = false)")
@@ -118,3 +118,130 @@ def test_report_in_headless_chromium(page_report: Path) -> None:
     assert console == [], f"console errors: {console}"
     assert dialogs == [], f"a script from the input ran: {dialogs}"
     assert (ARTIFACTS / "report.png").stat().st_size > 10000
+
+
+# --------------------------------------------------------------------------- interactions
+
+CONTRAST_JS = """() => {
+  function rgb(s) { const m = s.match(/[\\d.]+/g); return m ? m.map(Number) : null; }
+  function lum(c) { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+                    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); }
+  function bg(el) { for (; el; el = el.parentElement) { const c = rgb(getComputedStyle(el).backgroundColor);
+                      if (c && (c.length < 4 || c[3] > 0.5)) { return c; } } return [255, 255, 255]; }
+  const bad = [];
+  for (const el of document.querySelectorAll('main *')) {
+    if (el.closest('svg, .wb-vega, figure, pre, .wb-cmd, .wb-json, .wb-unmeasured, .wb-beside')) { continue; }
+    const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !el.getClientRects().length) { continue; }
+    const st = getComputedStyle(el);
+    if (st.visibility === 'hidden' || st.display === 'none') { continue; }
+    const fg = rgb(st.color), b = bg(el);
+    const a = lum(fg), c = lum(b), ratio = (Math.max(a, c) + 0.05) / (Math.min(a, c) + 0.05);
+    const large = parseFloat(st.fontSize) >= 24 || (parseFloat(st.fontSize) >= 18.66 && +st.fontWeight >= 700);
+    if (ratio < (large ? 3 : 4.5)) {
+      bad.push(`${el.tagName}.${el.className}: ${ratio.toFixed(2)} "${el.textContent.trim().slice(0, 30)}"`);
+    }
+  }
+  return bad;
+}"""
+
+
+def _cells(page, table: str, col: int) -> list[str]:  # type: ignore[no-untyped-def]
+    return page.evaluate(
+        f"""() => Array.from(document.querySelectorAll("{table} tbody tr")).filter(tr => !tr.hidden)
+            .map(tr => tr.cells[{col}].textContent.trim())"""
+    )
+
+
+def test_drill_down_sort_csv_print_and_dark_mode(page_report: Path, tmp_path: Path) -> None:
+    import csv
+
+    import polars as pl
+    from playwright.sync_api import sync_playwright
+
+    rows = pl.read_parquet(page_report.parent / "rows.parquet")
+    dialogs: list[str] = []
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM if Path(CHROMIUM).is_file() else shutil.which("chromium"),
+            args=ARGS,
+        )
+        try:
+            ctx = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+            page = ctx.new_page()
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(page_report.as_uri(), wait_until="load")
+
+            # drill-down: the census row of the variant whose name is markup -> its rows
+            variant = 'v<i>&"q'
+            row = page.locator("tr[data-drill]").filter(has_text=variant).first
+            row.click()
+            assert page.locator("table.wb-rows").is_visible(), "the rows appendix opened"
+            shown = _cells(page, "table.wb-rows", 3)
+            expected = rows.filter(pl.col("variant") == variant).height
+            assert len(shown) == expected > 0 and set(shown) == {variant}
+            note = page.locator(".wb-drill-note").last.text_content() or ""
+            assert f"variant {variant}: {expected}" in note
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "drill-down.png"))
+            page.locator(".wb-clear").click()
+            assert len(_cells(page, "table.wb-rows", 3)) == min(rows.height, 1000)
+
+            # sorting: a numeric column of the per-cell census, both ways, undefined last
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+            census = "table.wb-census-cells"
+            head = page.locator(f"{census} thead th").nth(3)  # valid
+            head.click()
+            up = [int(v) for v in _cells(page, census, 3)]
+            assert up == sorted(up) and head.get_attribute("aria-sort") == "ascending"
+            head.click()
+            down = [int(v) for v in _cells(page, census, 3)]
+            assert down == sorted(up, reverse=True)
+
+            # filter, then CSV export of exactly the rows shown, every field as text
+            page.locator("table.wb-rows").evaluate("t => t.scrollIntoView()")
+            filt = page.locator(".wb-filter").last
+            filt.fill("tuned")
+            shown = _cells(page, "table.wb-rows", 3)
+            assert shown and set(shown) == {"tuned"}
+            with page.expect_download() as dl:
+                page.locator(".wb-csv").last.click()
+            path = tmp_path / "rows.csv"
+            dl.value.save_as(path)
+            with path.open(newline="", encoding="utf-8") as fh:
+                got = list(csv.reader(fh))
+            heads = page.evaluate("Array.from(document.querySelectorAll('table.wb-rows thead th'))"
+                                  ".map(th => th.textContent.trim())")
+            assert got[0] == heads and len(got) - 1 == len(shown)
+            assert {r[3] for r in got[1:]} == {"tuned"}
+            filt.fill("")
+
+            # print: what the screen collapses is expanded, even without the script's help
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = false)")
+            assert not page.locator("table.wb-rows").is_visible()
+            page.emulate_media(media="print")
+            assert page.locator("table.wb-rows").is_visible()
+            assert not page.locator(".wb-toolbar").first.is_visible()
+            page.emulate_media(media="screen")
+
+            # WCAG AA in light and dark
+            assert page.evaluate(CONTRAST_JS) == []
+            page.emulate_media(color_scheme="dark")
+            bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+            assert bg in ("rgb(20, 24, 29)",), bg
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+            assert page.evaluate(CONTRAST_JS) == []
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = false)")
+            page.evaluate("window.scrollTo(0, 0)")
+            page.screenshot(path=str(ARTIFACTS / "first-screen-dark.png"))
+            page.emulate_media(color_scheme="light")
+            page.screenshot(path=str(ARTIFACTS / "first-screen.png"))
+
+            # every header cell says what it heads
+            assert page.evaluate("document.querySelectorAll('th:not([scope])').length") == 0
+        finally:
+            browser.close()
+    assert dialogs == [], f"a script from the input ran: {dialogs}"
+    assert errors == [], errors

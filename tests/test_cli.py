@@ -25,6 +25,8 @@ LEDGER_KEYS = {
     "lines",
     "blank",
     "valid",
+    "unscored",
+    "errored",
     "partial",
     "empty",
     "non_numeric",
@@ -131,6 +133,8 @@ def test_analyze_good_input_writes_results(good: str, plan: str, tmp_path: Path,
         "valid": 47,
         "partial": 1,
         "empty": 0,
+        "unscored": 0,
+        "errored": 0,
         "non_numeric": 1,
         "out_of_range": 1,
         "invalid_number": 0,
@@ -421,3 +425,75 @@ def test_config_names_that_match_no_row(good: str, tmp_path: Path, capsys) -> No
     assert code == 0, err
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert doc["config_warnings"] == ["subset 'fw': scenario value(s) s_typo occur in no row"]
+
+
+# --------------------------------------------------------------------------- usability
+
+
+def test_version(capsys) -> None:
+    from importlib import metadata
+
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"workbench {metadata.version('workbench')}"
+
+
+def test_help_shows_defaults_and_batch_documents_the_manifest(capsys) -> None:
+    from workbench.config import DEFAULTS
+
+    with pytest.raises(SystemExit):
+        cli.main(["analyze", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"built in {DEFAULTS['min_valid_n']}" in text
+    assert f"built in {DEFAULTS['bootstrap']['resamples']}" in text
+    with pytest.raises(SystemExit):
+        cli.main(["batch", "--help"])
+    text = capsys.readouterr().out
+    assert "entries:" in text and "no_gate" in text and "(default: 2)" in text
+    for key in ("name", "inputs", "preset", "config", "plan", "published", "claims", "params"):
+        assert f"{key}:" in text, key
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["--resampels", "3"], "(did you mean '--resamples'?)"),
+        (["--no-gtae"], "(did you mean '--no-gate'?)"),
+        (["--preset", "mt-bnech"], "(did you mean 'mt-bench'?)"),
+    ],
+)
+def test_did_you_mean(good: str, tmp_path: Path, argv: list[str], hint: str, capsys) -> None:
+    with pytest.raises(SystemExit) as done:
+        cli.main(["analyze", good, "--out", str(tmp_path / "o"), *argv])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert hint in err and "Traceback" not in err
+
+
+def test_check_with_published_alone(tmp_path: Path, capsys) -> None:
+    ex = Path(__file__).resolve().parents[1] / "data" / "example"
+    code, out, err = run_main(
+        ["check", str(ex / "judge_rows.jsonl"), "--config", str(ex / "config.yaml"),
+         "--published", str(ex / "published_scorecard.csv"), "--resamples", "200"], capsys)
+    assert "published scorecard:" in out and "claims:" not in out
+    # the example's card reproduces only with missing scores as 0 (11 of 12 cells): exit 1
+    assert "zero_filled" in out and code == 1
+    code, _, err = run_main(["check", str(ex / "judge_rows.jsonl"), *FAST], capsys)
+    assert code == 2 and "--claims FILE" in err and "--published FILE" in err
+
+
+def test_colour_on_a_terminal_only(monkeypatch) -> None:
+    from workbench import terminal
+
+    class Tty:
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert terminal.colour("HOLDS", "good", Tty()) == "\033[32mHOLDS\033[0m"
+    assert terminal.colour("HOLDS", "good", object()) == "HOLDS"  # a pipe: no isatty
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert terminal.colour("HOLDS", "good", Tty()) == "HOLDS"

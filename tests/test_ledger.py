@@ -381,7 +381,13 @@ def test_conservation_matches_naive_reference(tmp_path_factory, layout) -> None:
     if no_valid:
         with pytest.raises(InputError, match="no valid row at all") as err:
             read_rows(paths, cfg)
-        assert str(err.value).startswith(no_valid[0] + ": ")
+        # every file without a valid row is named, in input order, in one message
+        text = str(err.value)
+        if len(no_valid) == 1:
+            assert text.startswith(no_valid[0] + ": ")
+        else:
+            assert text.startswith(f"{len(no_valid)} of {len(paths)} inputs: unusable: {no_valid[0]}: ")
+            assert [text.index(p + ": ") for p in no_valid] == sorted(text.index(p + ": ") for p in no_valid)
         return
     rows, sources = read_rows(paths, cfg)
     assert [s.lines for s in sources] == per_file

@@ -869,3 +869,9 @@ def test_contrast_confounding_by_fisher_on_the_census_margins() -> None:
         assert c["confounded"] is (c["confounded_missing"] or c["confounded_judges"])
         seen += c["confounded_missing"]
     assert seen > 0  # the example has variants whose missing rates differ
+    # the call each contrast records (what the report shows; it decides nothing itself)
+    for c in a.doc["contrasts"]:
+        lo, hi = c["ci_low"], c["ci_high"]
+        assert c["higher"] == (c["a"] if lo > 0 else c["b"] if hi < 0 else None)
+        assert c["holm_significant"] is bool(c["p_holm"] < cfg.alpha)
+        assert c["underpowered"] is bool(c["mde"] > cfg.target_effect)

@@ -191,7 +191,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> report.Report:
     base = tmp_path_factory.mktemp("built")
     data = write_synthetic(base)
     return report.build(
-        [data["rows"]], config=data["config"], resamples=200, out_dir=str(base / "out")
+        [data["rows"]], config=data["config"], resamples=200, out=str(base / "out"), write_outputs=False
     )
 
 
@@ -259,20 +259,22 @@ def test_limits_are_generated(built: report.Report) -> None:
 
 
 def test_contrast_verdicts() -> None:
+    """The label reads the analysis' judgment (paired.contrast_call), computed here by hand."""
+    from workbench.paired import contrast_call
+
+    def verdict(c: dict) -> str:
+        return report.contrast_verdict({**c, **contrast_call(c, 0.05, 0.5)})[0]
+
     c = {"a": "x", "b": "y", "ci_low": 0.2, "ci_high": 1.0, "p_holm": 0.01, "mde": 0.3}
-    assert report.contrast_verdict(c, 0.05, 0.5) == ("x higher", "good")
-    assert (
-        report.contrast_verdict({**c, "p_holm": 0.2}, 0.05, 0.5)[0] == "x higher before Holm only"
-    )
-    assert (
-        report.contrast_verdict({**c, "ci_low": -1.0, "ci_high": -0.1}, 0.05, 0.5)[0] == "y higher"
-    )
-    assert (
-        report.contrast_verdict({**c, "ci_low": -0.1, "mde": 0.9}, 0.05, 0.5)[0]
-        == "no clear difference (underpowered)"
-    )
-    assert report.contrast_verdict({**c, "ci_low": -0.1}, 0.05, 0.5)[0] == "no clear difference"
-    assert report.contrast_verdict({**c, "ci_low": None}, 0.05, 0.5)[0] == "no interval"
+    assert contrast_call(c, 0.05, 0.5) == {"higher": "x", "holm_significant": True, "underpowered": False}
+    assert report.contrast_verdict({**c, **contrast_call(c, 0.05, 0.5)}) == ("x higher", "good")
+    assert verdict({**c, "p_holm": 0.2}) == "x higher before Holm only"
+    assert verdict({**c, "ci_low": -1.0, "ci_high": -0.1}) == "y higher"
+    assert verdict({**c, "ci_low": -0.1, "mde": 0.9}) == "no clear difference (underpowered)"
+    assert verdict({**c, "ci_low": -0.1}) == "no clear difference"
+    assert verdict({**c, "ci_low": None}) == "no interval"
+    # without the recorded judgment the report decides nothing: a bare interval is no clear difference
+    assert report.contrast_verdict(c)[0] == "no clear difference"
 
 
 def test_command_for_reproduces_flags() -> None:
@@ -314,3 +316,33 @@ def test_git_commit_never_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 def test_versions_listed() -> None:
     v = report.versions()
     assert v["python"] and v["workbench"] and v["matplotlib"]
+
+
+def test_rates_print_with_the_precision_their_n_needs() -> None:
+    assert report.pct(3 / 1024, 1024) == "0.3%"  # not "0%"
+    assert report.pct(3 / 1024) == "0.3%"
+    assert report.pct(1 / 5000, 5000) == "0.02%"
+    assert report.pct(66 / 294, 294) == "22%"
+    assert report.pct(0.0, 1024) == "0%" and report.pct(1.0, 10) == "100%"
+    assert report.pct(1023 / 1024, 1024) == "99.9%"  # a rate below 1 never prints as 100%
+    assert report.pct(None) == "-"
+
+
+def test_intervals_never_silently_past_the_rubric() -> None:
+    from workbench.report.formats import bounded_interval
+
+    assert bounded_interval(8.96, 10.08, (1, 10)) == "[8.96, 10.00*]"
+    assert bounded_interval(0.5, 3.0, (1, 10)) == "[1.00*, 3.00]"
+    assert bounded_interval(2.0, 3.0, (1, 10)) == "[2.00, 3.00]"
+    assert bounded_interval(None, 3.0, (1, 10)) == "[no interval]"
+
+
+def test_methods_name_each_interval_with_reference_and_clusters(built: report.Report) -> None:
+    html = report.methods_table(built)
+    for ref in ("Cameron &amp; Miller (2015)", "Wilson (1927)", "Holm (1979)", "Field &amp; Welsh (2007)"):
+        assert ref in html, ref
+    cells = report.pooled_cells(built.doc)
+    lo, hi = min(c["clusters"] for c in cells), max(c["clusters"] for c in cells)
+    assert (f"on {lo} to {hi} scenarios" if lo != hi else f"on {lo} scenarios") in html
+    assert f"{built.cfg.resamples} resamples" in html
+    assert "methods" in dict(report.SECTIONS) and "methods" in built.leads

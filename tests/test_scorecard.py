@@ -559,8 +559,12 @@ def test_planned_variant_with_no_row_still_gets_a_failing_cell(tmp_path: Path) -
     cfg = make_cfg(scores={"overall": "overall"})
     a = wb.run([str(path)], cfg, plan=str(plan))
     c = find(a.doc["scorecard"], "C")
-    assert (c["rows"], c["valid_n"], c["mean"], c["status"]) == (0, 0, None, "not_measured")
-    assert c["zero_filled_mean"] is None and c["lower_bound"] is None
+    # its planned-but-absent judgments are the cell's rows (none has a score)
+    assert (c["rows"], c["absent"], c["valid_n"], c["mean"], c["status"]) == (
+        c["absent"], c["absent"], 0, None, "not_measured")
+    assert c["absent"] > 0
+    lo, hi = a.config.value_range
+    assert c["zero_filled_mean"] == 0.0 and (c["lower_bound"], c["upper_bound"]) == (lo, hi)
     assert [f["variant"] for f in a.doc["gate"]["failing"]] == ["C"]
     assert find(a.doc["scorecard"], "A")["status"] == "measured"
 

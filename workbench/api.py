@@ -10,6 +10,7 @@ what analysts hold. ``rows`` is the row table from :func:`load_rows` (or ``Analy
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import polars as pl
 
@@ -20,13 +21,14 @@ from .paired import judge_offsets as _judge_offsets
 from .scorecard import scorecard as _scorecard_table
 
 
-def load_rows(inputs: Sequence[str] | str, config: Config | str | None = None, preset: str | None = None,
+def load_rows(inputs: Sequence[str | Path] | str | Path, config: Config | str | Path | None = None,
+              preset: str | None = None,
               plan: str | None = None) -> tuple[pl.DataFrame, Config]:
     """Read inputs into the row table: ``(rows, cfg)``; ``config`` is a Config or a YAML path."""
     from .pipeline import load
 
-    cfg = config if isinstance(config, Config) else load_config(config, preset)
-    paths = [inputs] if isinstance(inputs, str) else list(inputs)
+    cfg = config if isinstance(config, Config) else load_config(None if config is None else str(config), preset)
+    paths = [str(inputs)] if isinstance(inputs, str | Path) else [str(i) for i in inputs]
     rows, _, _ = load(paths, cfg, plan)
     return rows, cfg
 

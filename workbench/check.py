@@ -39,7 +39,7 @@ from .config import Config
 from .errors import InputError
 from .scorecard import STATUS_MEASURED, cell_row_count, cell_rows, subset_filter, summarize_cell
 
-RULES: tuple[str, ...] = ("valid_mean", "zero_filled", "min_filled", "item_mean",
+RULES: tuple[str, ...] = ("valid_mean", "zero_filled", "min_filled", "item_mean", "all_rows",
                           "zero_filled_planned", "drop_sentinels_only", "raw_numeric_mean")
 """Candidate aggregation rules, in report order:
 
@@ -49,6 +49,9 @@ silent-zero reducer, ``Number(x) || 0``, ``fillna(0)``);
 ``min_filled``: every non-valid row at the rubric minimum;
 ``item_mean``: valid values averaged per item (scenario, variant, trial) over judges first,
 then items averaged;
+``all_rows``: every valid value of every line as read, repeated keys included: an exact
+duplicate counts again and each line of a conflicting re-judgment counts with its own value
+(FastChat's and many hand-written reducers' rule: a re-run appended to a file counts twice);
 ``zero_filled_planned``: like ``zero_filled`` with planned-but-missing judgments also as 0
 (only when the rows carry ``missing_planned`` rows, i.e. a plan was given);
 ``drop_sentinels_only``: mean of every finite number read (``NAME__raw``) except the
@@ -256,6 +259,23 @@ def _as_read(cfg: Config, fld: str) -> pl.Expr:
     return pl.when(restore).then(pl.col(f"{fld}__raw")).otherwise(pl.col(fld))
 
 
+def _every_value(cfg: Config, fld: str) -> pl.Expr:
+    """A valid line's value whatever its bucket (a duplicate's usable value is nulled at ingest):
+    the raw number, or for a preference headline its win credit recomputed from the code."""
+    raw = pl.col(f"{fld}__raw")
+    if fld != cfg.headline or (cfg.preference is None and cfg.preference_scale is None):
+        return pl.coalesce(pl.col(fld), raw)
+    credit = pl.lit(None, dtype=pl.Float64)
+    if cfg.preference:
+        keys = list(cfg.preference)
+        credit = raw.replace_strict(keys, [100.0 * cfg.preference[k] for k in keys], default=None,
+                                    return_dtype=pl.Float64)
+    if cfg.preference_scale is not None:
+        lo, hi = cfg.preference_scale
+        credit = pl.coalesce(credit, pl.when(raw.is_between(lo, hi)).then(100.0 * (raw - lo) / (hi - lo)))
+    return pl.coalesce(pl.col(fld), credit)
+
+
 def _scope(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
            subset: str | None) -> pl.Expr:
     expr = subset_filter(cfg, subset) & (pl.col("variant") == variant)
@@ -303,9 +323,16 @@ def _rule_table(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None
             acc += Fraction(repr(float(s))) / int(k) * int(m)
         out["item_mean"] = acc / items.height
         ns["item_mean"] = items.height
+    # all_rows: every line as read, duplicates and conflicting re-judgments included
+    every = rows.filter(scope & pl.col("line").is_not_null()
+                        & ~pl.col("bucket").is_in(["blank", "malformed", "missing_planned"])
+                        & (pl.col(f"{field}__status") == "valid"))
+    every_v = every.select(_every_value(cfg, field).alias("__v")).drop_nulls()["__v"]
+    out["all_rows"] = _exact_sum(every_v.to_numpy()) / every_v.len() if every_v.len() else None
+    ns["all_rows"] = every_v.len()
     # Harness rules (see RULES): every finite number read, sentinels dropped or kept.
     out.update(dict.fromkeys(HARNESS_RULES))
-    if cfg.preference is None or field != cfg.headline:
+    if (cfg.preference is None and cfg.preference_scale is None) or field != cfg.headline:
         read = cell.filter(pl.col(f"{field}__raw").is_not_null())
         kept = read.filter(pl.col(f"{field}__status") != "sentinel")
         for rule, part in (("drop_sentinels_only", kept), ("raw_numeric_mean", read)):
@@ -412,19 +439,31 @@ def published_check(rows: pl.DataFrame, cfg: Config, published_df: pl.DataFrame,
     for rec in published_df.iter_rows(named=True):
         line = rec.get("line")
         variant, judge, subset = rec["variant"], rec.get("judge"), rec.get("subset")
+        finding = None
         if variant not in variants:
-            raise InputError(source, f"variant {variant!r} has no rows in the inputs", line=line,
-                             field="variant")
-        if judge is not None and judge not in judges:
-            raise InputError(source, f"judge {judge!r} has no rows in the inputs", line=line,
-                             field="judge")
-        if subset is not None and subset not in cfg.subsets:
-            raise InputError(source, f"subset {subset!r} is not defined in the config "
-                             f"(defined: {', '.join(sorted(cfg.subsets)) or 'none'})", line=line,
-                             field="subset")
+            finding = (f"{source} line {line}: variant {variant!r} has no rows in the inputs "
+                       f"(variants: {_few(variants)})")
+        elif judge is not None and judge not in judges:
+            finding = (f"{source} line {line}: judge {judge!r} has no rows in the inputs "
+                       f"(judges: {_few(judges)})")
+        elif subset is not None and subset not in cfg.subsets:
+            finding = (f"{source} line {line}: subset {subset!r} is not defined in the config "
+                       f"(defined: {', '.join(sorted(cfg.subsets)) or 'none'})")
+        elif known.filter(_scope(rows, cfg, variant, judge, subset)).height == 0:
+            finding = (f"{source} line {line}: {_cell_label(variant, judge, subset)} has no rows "
+                       "(this variant, judge and subset never occur together)")
         for f in fields:
             printed = rec[f]
             if printed is None:
+                continue
+            if finding is not None:
+                # a published cell the rows cannot speak to: a finding, not the end of the run
+                out.append({
+                    "variant": variant, "judge": judge, "subset": subset, "field": f,
+                    "published": float(Fraction(Decimal(printed))), "decimals": _decimals(printed),
+                    "reproduced_by": [], "nearest_rule": None, "nearest_value": None,
+                    "distance": None, "valid_mean": None, "rules": {}, "ambiguous": None,
+                    "finding": finding})
                 continue
             values, counts = _rule_table(rows, cfg, variant, judge, subset, f)
             target = Fraction(Decimal(printed))
@@ -444,11 +483,68 @@ def published_check(rows: pl.DataFrame, cfg: Config, published_df: pl.DataFrame,
                 "valid_mean": float(vm.mean()) if vm.len() else None,  # type: ignore[arg-type]
                 "rules": {r: {"value": None if v is None else float(v), "n": counts.get(r)}
                           for r, v in values.items()},
+                "ambiguous": (None if len(reproduced) < 2 else
+                              {"rules": reproduced,
+                               "why": _ambiguity(rows, cfg, variant, judge, subset, f, reproduced)}),
+                "finding": None,
             })
     return out
 
 
+def _few(names: set[Any], k: int = 5) -> str:
+    items = sorted(str(n) for n in names)
+    return ", ".join(items[:k]) + (f" and {len(items) - k} more" if len(items) > k else "") or "none"
+
+
+def _ambiguity(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
+               subset: str | None, fld: str, rules: list[str]) -> str:
+    """Why several rules give the printed value on these rows (which facts make them coincide)."""
+    scope = _scope(rows, cfg, variant, judge, subset)
+    read = rows.filter(scope & pl.col("line").is_not_null()
+                       & ~pl.col("bucket").is_in(["blank", "malformed", "missing_planned"]))
+    cell = cell_rows(rows).filter(scope)
+    valid = cell.filter(pl.col(fld).is_not_null())
+    absent = rows.filter(scope & (pl.col("bucket") == "missing_planned")).height
+    per_key = read.group_by("scenario", "variant", "trial", "judge").len()["len"]
+    per_item = valid.group_by("scenario", "variant", "trial").len()["len"]
+    sentinels = cell.filter(pl.col(f"{fld}__status") == "sentinel").height
+    oor = cell.filter(pl.col(f"{fld}__status") == "out_of_range").height
+    r = set(rules)
+    why: list[str] = []
+    if r & {"valid_mean", "item_mean", "all_rows"} and r & {"zero_filled", "min_filled"}:
+        text = f"every one of the {cell.height} rows present has a valid {fld}, so nothing is filled"
+        if absent:
+            text += (f" ({absent} planned judgments are absent: only zero_filled_planned counts "
+                     "them)")
+        why.append(text)
+    if {"valid_mean", "item_mean"} <= r and per_item.len():
+        k = int(per_item.max())  # type: ignore[arg-type]
+        why.append(f"every item has {k} valid judgment{'s' if k != 1 else ''}, so item_mean equals "
+                   "valid_mean" if per_item.n_unique() == 1 else
+                   "the per-item judge averages happen to average to the valid mean")
+    if "all_rows" in r and r & {"valid_mean", "item_mean", "drop_sentinels_only"} and per_key.len():
+        k = int(per_key.max())  # type: ignore[arg-type]
+        if k == 1:
+            why.append("no key was judged twice, so all_rows counts each judgment once like the "
+                       "rules that hold repeats out")
+        elif per_key.n_unique() == 1:
+            why.append(f"every key was judged {k} times, so item_mean and all_rows coincide "
+                       "(each item weighs the same under both)")
+        else:
+            why.append("the repeated keys' values average to the same figure")
+    if "drop_sentinels_only" in r and r & {"valid_mean", "all_rows", "item_mean"}:
+        why.append("no sentinel and no out-of-range score in the cell" if not (sentinels or oor)
+                   else f"the {oor} out-of-range score(s) do not move the mean at this precision")
+    if "raw_numeric_mean" in r and "drop_sentinels_only" in r and not sentinels:
+        why.append("no sentinel in the cell, so keeping or dropping sentinels gives the same mean")
+    if not why:
+        why.append("these rules give the same value on these rows")
+    return f"ambiguous between {', '.join(rules)}: " + "; ".join(why)
+
+
 def _category(rec: dict[str, Any]) -> str:
+    if rec.get("finding"):
+        return "finding"
     by = set(rec["reproduced_by"])
     if not by:
         return "none"
@@ -461,6 +557,8 @@ def _category(rec: dict[str, Any]) -> str:
         return "valid"
     if "item_mean" in by:
         return "item"
+    if "all_rows" in by:
+        return "all_rows"
     if "min_filled" in by:
         return "min"
     return "sentinel_dropped" if "drop_sentinels_only" in by else "sentinel_kept"
@@ -470,12 +568,15 @@ _PHRASES = {
     "zero": "only when missing scores count as 0",
     "valid": "from the valid scores (missing scores dropped)",
     "item": "only as a mean of per-item judge averages",
+    "all_rows": ("only when every row is averaged as read, re-runs and conflicting re-judgments "
+                 "included (FastChat's rule)"),
     "min": "only when missing scores count as the rubric minimum",
     "sentinel_dropped": ("only when every number read is averaged except the sentinels "
                          "(out-of-range scores kept: a harness rule such as FastChat's)"),
     "sentinel_kept": "only when every number read is averaged, sentinels such as -1 included",
     "all": "under valid_mean and zero_filled alike (no missing scores to tell them apart)",
     "none": "under no rule",
+    "finding": "",
 }
 
 
@@ -492,23 +593,34 @@ def published_summary(checks: list[dict[str, Any]]) -> str:
     for rec in checks:
         groups.setdefault(_category(rec), []).append(rec)
     parts: list[str] = []
-    for cat in ("zero", "valid", "item", "min", "sentinel_dropped", "sentinel_kept", "all",
-                "none"):
+    for cat in ("zero", "valid", "item", "all_rows", "min", "sentinel_dropped", "sentinel_kept",
+                "all", "none", "finding"):
         recs = groups.get(cat)
         if not recs:
             continue
         n = len(recs)
+        if cat == "finding":
+            head = f"{n} of {total} published" if not parts else f"{n}"
+            parts.append(f"{head} {'cell' if n == 1 else 'cells'} cannot be checked: "
+                         + "; ".join(dict.fromkeys(r["finding"] for r in recs)))
+            continue
         if not parts:
             subject = f"{n} of {total} published {'cell' if total == 1 else 'cells'}"
         else:
             subject = f"{n} {'cell' if n == 1 else 'cells'}"
-        text = f"{subject} {'reproduces' if n == 1 else 'reproduce'} {_PHRASES[cat]}"
+        phrase = _PHRASES[cat]
+        if cat == "all" and any(r.get("ambiguous") and "planned judgments are absent" in
+                                r["ambiguous"]["why"] for r in recs):
+            phrase = ("under valid_mean and zero_filled alike (every row present has a score; the "
+                      "planned-but-absent judgments are counted only by zero_filled_planned, which "
+                      "does not reproduce them)")
+        text = f"{subject} {'reproduces' if n == 1 else 'reproduce'} {phrase}"
         if cat == "none":
             near = []
             for r in recs:
                 label = _cell_label(r["variant"], r["judge"], r["subset"], r["field"])
                 if r["nearest_rule"] is None:
-                    near.append(f"{label} has no rows")
+                    near.append(r.get("finding") or f"{label} has no rows")
                 else:
                     nd = r["decimals"] + 2
                     near.append(f"{label} {_num(r['published'], r['decimals'])}: "
@@ -516,6 +628,12 @@ def published_summary(checks: list[dict[str, Any]]) -> str:
                                 f"(distance {_num(r['distance'], nd)})")
             text += "; nearest: " + ", ".join(near)
         parts.append(text)
+    amb = [r for r in checks if r.get("ambiguous")]
+    if amb:
+        first = amb[0]
+        label = _cell_label(first["variant"], first["judge"], first["subset"], first["field"])
+        more = f" (and {len(amb) - 1} more cell{'s' if len(amb) > 2 else ''})" if len(amb) > 1 else ""
+        parts.append(f"{label}{more} cannot name one rule: {first['ambiguous']['why']}")
     return "; ".join(parts)
 
 
@@ -865,7 +983,7 @@ PUBLISHED_SCHEMA: dict[str, Any] = {
     "variant": pl.String, "judge": pl.String, "subset": pl.String, "field": pl.String,
     "published": pl.Float64, "decimals": pl.Int64, "reproduced_by": pl.List(pl.String),
     "nearest_rule": pl.String, "nearest_value": pl.Float64, "distance": pl.Float64,
-    "valid_mean": pl.Float64,
+    "valid_mean": pl.Float64, "finding": pl.String,
 }
 
 CLAIMS_SCHEMA: dict[str, Any] = {

@@ -20,25 +20,115 @@ from .errors import WorkbenchError
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
 
 
+class _Formatter(argparse.HelpFormatter):
+    """Help that shows each option's default where there is one (not for flags and None)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        d = action.default
+        if ("%(default)" not in text and d not in (None, False, [], argparse.SUPPRESS)
+                and action.option_strings and action.nargs != 0):
+            text += " (default: %(default)s)"
+        return text
+
+
+class _RawFormatter(argparse.RawDescriptionHelpFormatter, _Formatter):
+    """Defaults shown, the description and epilog kept as written."""
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string of a parser and its subparsers."""
+    out: list[str] = []
+    for action in parser._actions:
+        out += [o for o in action.option_strings if o.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out += _option_strings(sub)
+    return sorted(set(out))
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest choice, or ``""``."""
+    import difflib
+
+    near = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        kw.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kw)
+
     def error(self, message: str) -> None:  # usage errors exit 2 with one line, like bad input
+        import re
+
+        m = re.match(r"unrecognized arguments: (.*)", message)
+        if m:
+            root = getattr(self, "_root", self)
+            known = _option_strings(root)
+            hints = [f"{a}{did_you_mean(a.split('=')[0], known)}" for a in m.group(1).split()]
+            message = "unrecognized arguments: " + " ".join(hints)
+        m = re.match(r"argument (.*): invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if m:
+            choices = re.findall(r"'([^']*)'", m.group(3))
+            message = f"argument {m.group(1)}: invalid choice: {m.group(2)!r}{did_you_mean(m.group(2), choices)}" \
+                      f" (choose from {', '.join(choices)})"
         self.print_usage(sys.stderr)
         print(f"workbench: error: {message}", file=sys.stderr)
         raise SystemExit(EXIT_INPUT)
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("workbench")
+    except metadata.PackageNotFoundError:  # running from a source tree
+        return "0+unknown"
+
+
+BATCH_HELP = """\
+The manifest is YAML: a list of entries under `entries:`, each one report:
+
+  entries:
+    - name: mt-bench-gpt4          # required: the report's folder under --out
+      inputs: [judgments.jsonl]    # required: a path or a list (globs allowed)
+      preset: mt-bench             # optional, as for `workbench report`
+      config: config.yaml          # optional
+      plan: plan.csv               # optional, or 'complete'
+      published: card.csv          # optional
+      claims: claims.yaml          # optional
+      params: {resamples: 2000, min_valid_n: 20}   # optional config keys
+      no_gate: true                # optional: show a failed gate without failing
+
+Paths are relative to the manifest's folder. Each entry runs as its own `workbench report`;
+DIR/index.html lists every entry with its status (ok, gate failed, gate failed (no_gate),
+error) and headline numbers. Exit 1 when an entry errored or failed its gate, else 0.
+"""
+
+
 def _add_inputs(p: argparse.ArgumentParser, out_required: bool = True) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="judge-row files or globs (.jsonl, .jsonl.gz, .json)")
     p.add_argument("--config", metavar="FILE", help="YAML config (see docs/config.md)")
-    p.add_argument("--preset", choices=config_mod.PRESETS, help="a shipped config for a known harness")
+    p.add_argument("--preset", choices=(*config_mod.PRESETS, config_mod.AUTO),
+                   help="a shipped config for a known harness, or 'auto' to detect it from the files "
+                        "(the default when no --preset/--config is given and the rows are not in the "
+                        "default format)")
     p.add_argument("--plan", metavar="FILE|complete",
                    help="CSV of planned judgments, or 'complete' for every observed combination")
     p.add_argument("--published", metavar="FILE", help="published scorecard CSV to audit")
     p.add_argument("--claims", metavar="FILE", help="YAML list of headline claims to check")
-    p.add_argument("--min-valid-n", type=int, metavar="N", help="preregistered minimum valid n per cell")
-    p.add_argument("--min-clusters", type=int, metavar="N", help="preregistered minimum scenarios per cell")
-    p.add_argument("--seed", type=int, help="bootstrap seed")
-    p.add_argument("--resamples", type=int, help="bootstrap resamples")
+    d = config_mod.DEFAULTS
+    p.add_argument("--min-valid-n", type=int, metavar="N",
+                   help=f"preregistered minimum valid n per cell (default: the config's; built in {d['min_valid_n']})")
+    p.add_argument("--min-clusters", type=int, metavar="N",
+                   help=f"preregistered minimum scenarios per cell (default: the config's; built in "
+                        f"{d['min_clusters']})")
+    p.add_argument("--seed", type=int, help=f"bootstrap seed (default: the config's; built in "
+                                            f"{d['bootstrap']['seed']})")
+    p.add_argument("--resamples", type=int, help=f"bootstrap resamples (default: the config's; built in "
+                                                 f"{d['bootstrap']['resamples']})")
     p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                    help="set a config key (YAML value), e.g. -p confidence 0.9")
     p.add_argument("--no-gate", action="store_true", help="report non-measured cells without failing")
@@ -50,21 +140,23 @@ def _add_inputs(p: argparse.ArgumentParser, out_required: bool = True) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The ``workbench`` argument parser."""
     parser = _Parser(prog="workbench", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"workbench {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("analyze", help="ledger, census, scorecard, offsets, contrasts -> results.json")
     _add_inputs(p)
 
-    p = sub.add_parser("check", help="check headline claims (and a published card) against the rows")
+    p = sub.add_parser("check", help="check headline claims and/or a published card against the rows")
     _add_inputs(p, out_required=False)
     p.add_argument("--out", metavar="DIR", help="also write results.json and rows.parquet here")
 
     p = sub.add_parser("report", help="render the papermill report (HTML, notebook, figures)")
     _add_inputs(p)
 
-    p = sub.add_parser("batch", help="one report per manifest entry")
-    p.add_argument("manifest", metavar="MANIFEST.yaml")
-    p.add_argument("--out", required=True, metavar="DIR")
+    p = sub.add_parser("batch", help="one report per manifest entry", epilog=BATCH_HELP,
+                       formatter_class=_RawFormatter)
+    p.add_argument("manifest", metavar="MANIFEST.yaml", help="the entries to report (format below)")
+    p.add_argument("--out", required=True, metavar="DIR", help="one folder per entry and index.html")
     p.add_argument("--jobs", type=int, default=2, metavar="N", help="reports rendered at once")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
@@ -87,7 +179,17 @@ def build_parser() -> argparse.ArgumentParser:
     psub.add_parser("list", help="names of the shipped presets")
     ps = psub.add_parser("show", help="print a preset's YAML")
     ps.add_argument("name", choices=config_mod.PRESETS)
+    _set_root(parser, parser)
     return parser
+
+
+def _set_root(parser: argparse.ArgumentParser, root: argparse.ArgumentParser) -> None:
+    """Let every subparser's error see all option strings (for 'did you mean')."""
+    parser._root = root  # type: ignore[attr-defined]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _set_root(sub, root)
 
 
 def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
@@ -118,8 +220,28 @@ def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
     return over
 
 
+def resolve_preset(args: argparse.Namespace) -> None:
+    """Replace ``--preset auto`` (or no --preset/--config with non-default rows) by the detected
+    preset, saying on stderr which and why; exit 2 with the candidates when it cannot tell."""
+    from . import detect
+    from .ingest import expand_inputs
+
+    explicit = args.preset == config_mod.AUTO
+    if not explicit and (args.preset is not None or args.config is not None):
+        return
+    files = expand_inputs(list(args.inputs))
+    if not explicit and (detect.default_fits(files)
+                         or all(detect.classify(f)[0] in (None, "?") for f in files)):
+        return  # default rows, or nothing recognisable: ingest says precisely what is wrong
+    preset, why = detect.detect(files)
+    args.preset = preset
+    # always said (stderr), --quiet or not: a guessed format must never go unnoticed
+    print(f"workbench: preset auto -> {preset or 'default format'} ({why})", file=sys.stderr)
+
+
 def config_from_args(args: argparse.Namespace) -> config_mod.Config:
     """The Config for parsed CLI arguments: defaults, preset, --config file, flags and -p."""
+    resolve_preset(args)
     return config_mod.load_config(args.config, args.preset, overrides_from_args(args) or None)
 
 
@@ -224,8 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handlers[args.command](args)
     except WorkbenchError as exc:
         # One line, always: a message that came with line breaks (YAML, polars) is folded.
-        print("workbench: error: " + " | ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip()),
-              file=sys.stderr)
+        text = " | ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())
+        print(f"workbench: {terminal.colour('error', 'bad', sys.stderr)}: {text}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)

@@ -8,7 +8,7 @@ gate without failing) and ``params`` (a mapping of config keys to values; ``min_
 resolved against the manifest's folder.
 
 Every entry runs as its own ``workbench report`` process, so one bad input fails its entry
-and nothing else. ``DIR/index.html`` links every report with its status (ok, gate failed,
+and nothing else. ``DIR/index.html`` links every report with its status (ok, gate failed, gate failed (no_gate),
 or error with the error's line) and headline numbers. Exit 1 when any entry errored or
 failed its preregistered gate (as ``workbench report`` would for that entry), else 0; an
 entry with ``no_gate: true`` shows its gate without failing.
@@ -75,7 +75,7 @@ class Outcome:
     """What one entry's run produced."""
 
     entry: Entry
-    status: str  # ok | gate failed | error
+    status: str  # ok | gate failed | gate failed (no_gate) | error
     code: int
     error: str | None
     seconds: float
@@ -208,6 +208,32 @@ def _last_error(text: str) -> str:
     return lines[-1] if lines else "failed with no message"
 
 
+#: Statuses that fail the batch (an entry with ``no_gate: true`` shows its failed gate as
+#: ``gate failed (no_gate)`` and does not).
+FAILING = ("error", "gate failed")
+
+
+def entry_status(returncode: int, out: Path, no_gate: bool) -> tuple[str, None]:
+    """``ok``, ``gate failed``, ``gate failed (no_gate)`` or ``error`` for a finished entry.
+
+    The gate is read from the entry's own ``results.json``, so an entry whose exit code
+    ``no_gate`` kept at 0 still shows the gate its report shows.
+    """
+    if not (out / "report.html").is_file():
+        return "error", None
+    if returncode == cli.EXIT_GATE:
+        return "gate failed", None
+    if returncode != cli.EXIT_OK:
+        return "error", None
+    try:
+        gate = json.loads((out / "results.json").read_text(encoding="utf-8")).get("gate") or {}
+    except (OSError, ValueError):
+        return "error", None
+    if not gate.get("passed", True):
+        return ("gate failed (no_gate)" if no_gate else "gate failed"), None
+    return "ok", None
+
+
 def run_entry(entry: Entry, out_root: Path) -> Outcome:
     """Run ``workbench report`` for one entry in its own process; never raises."""
     out = out_root / entry.name
@@ -221,13 +247,9 @@ def run_entry(entry: Entry, out_root: Path) -> Outcome:
         return Outcome(entry, "error", -1, f"could not start: {exc}", time.monotonic() - t0)
     (out / "report.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
     seconds = time.monotonic() - t0
-    has_report = (out / "report.html").is_file()
-    if proc.returncode == cli.EXIT_OK and has_report:
-        status, error = "ok", None
-    elif proc.returncode == cli.EXIT_GATE and has_report:
-        status, error = "gate failed", None
-    else:
-        status, error = "error", _last_error(proc.stderr or proc.stdout)
+    status, error = entry_status(proc.returncode, out, entry.no_gate)
+    if status == "error":
+        error = _last_error(proc.stderr or proc.stdout)
     head = headline_numbers(out / "results.json") if status != "error" else {}
     return Outcome(entry, status, proc.returncode, error, seconds, head)
 
@@ -249,7 +271,7 @@ def _headline_text(h: Mapping[str, Any]) -> str:
 
 def index_html(outcomes: Sequence[Outcome], manifest: str) -> str:
     """The batch index page: every entry, its status and headline numbers; all text escaped."""
-    kinds = {"ok": "good", "gate failed": "warn", "error": "bad"}
+    kinds = {"ok": "good", "gate failed": "warn", "gate failed (no_gate)": "warn", "error": "bad"}
     rows = []
     for o in outcomes:
         link = (
@@ -264,7 +286,7 @@ def index_html(outcomes: Sequence[Outcome], manifest: str) -> str:
             f'wb-{kinds[o.status]}">{esc(o.status)}</span></td>'
             f'<td>{detail}</td><td class="num">{o.seconds:.0f}s{log}</td></tr>'
         )
-    counts = {s: sum(1 for o in outcomes if o.status == s) for s in ("ok", "gate failed", "error")}
+    counts = {s: sum(1 for o in outcomes if o.status == s) for s in kinds}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -313,4 +335,4 @@ def run(args: argparse.Namespace) -> int:
     print(index)
     # Exit codes as for a single report: a failed gate fails its entry (and so the batch),
     # as an error does; an entry with `no_gate: true` reports the gate without failing.
-    return 1 if any(o.status in ("error", "gate failed") for o in outcomes) else 0
+    return 1 if any(o.status in FAILING for o in outcomes) else 0

@@ -23,7 +23,10 @@ def claims_text(claims: list[dict[str, Any]], confidence: float = 0.95) -> str:
     out = [f"claims: a - b of valid means with its {100 * confidence:g}% clustered interval "
            "(valid/rows of a vs b)"]
     for c in claims:
-        out.append(check.claim_line(c))
+        line = check.claim_line(c)
+        word = c["verdict"].upper()
+        kind = terminal.VERDICT_KIND.get(c["verdict"], "bold")
+        out.append(line.replace(f": {word}", f": {terminal.colour(word, kind)}", 1))
         out.extend(f"    - {n}" for n in c["notes"][1:])
     tally = Counter(c["verdict"] for c in claims)
     held = sum(check.claim_supported(c) for c in claims)
@@ -69,13 +72,14 @@ def screen(analysis: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run ``workbench check``; returns the exit code (0 every claim holds, or claims no
     difference and is ``equivalent``; 1 otherwise)."""
-    if getattr(args, "claims", None) is None:
+    if getattr(args, "claims", None) is None and getattr(args, "published", None) is None:
         raise WorkbenchError("check needs --claims FILE (a YAML list of {name, field, subset, "
-                             "judge, a, b, claimed})")
+                             "judge, a, b, claimed}) and/or --published FILE (a scorecard CSV)")
     cfg = cli.config_from_args(args)
     cli.check_input_files(args)
     # Read both files before the rows: a typo in a claim fails in a second, not after ingest.
-    check.read_claims(args.claims)
+    if args.claims is not None:
+        check.read_claims(args.claims)
     if args.published is not None:
         check.read_published(args.published, cfg)
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
@@ -88,5 +92,16 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "out", None):
         paths = cli.write_outputs(analysis, Path(args.out), argv=getattr(args, "argv", sys.argv))
         print(f"wrote {paths['results']} and {paths['rows']}")
-    claims = analysis.doc["claims"]
-    return cli.EXIT_OK if all(check.claim_supported(c) for c in claims) else cli.EXIT_GATE
+    return exit_code(analysis.doc)
+
+
+def exit_code(doc: dict[str, Any]) -> int:
+    """0 when every claim holds (or claims no difference and is ``equivalent``), else 1; with
+    ``--published`` alone (no claims), 0 when every
+    published cell is reproduced by the valid mean, else 1."""
+    claims = doc.get("claims")
+    if claims is not None:
+        return cli.EXIT_OK if all(check.claim_supported(c) for c in claims) else cli.EXIT_GATE
+    published = doc.get("published_check") or []
+    reproduced = all("valid_mean" in (p.get("reproduced_by") or []) for p in published)
+    return cli.EXIT_OK if reproduced else cli.EXIT_GATE

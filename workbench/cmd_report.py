@@ -1,8 +1,9 @@
 """``workbench report``: analyze, then render the papermill report into ``--out``.
 
 Writes ``results.json``, ``rows.parquet`` and ``run.json`` exactly as ``analyze`` does (the same
-:func:`workbench.cli.write_outputs`), then executes the report notebook into ``report.ipynb``,
-exports ``report.html`` (code hidden, offline) and the figures into ``figures/``. The exit code
+:func:`workbench.cli.write_outputs`), then executes the report notebook into ``report.ipynb``;
+its last cell writes ``report.html`` (code hidden, offline; the same page a bare papermill run
+writes) and its figure cells ``figures/``. The exit code
 is ``analyze``'s: the gate fails a report run too, but only after the report is written, so the
 reader can see why.
 """
@@ -43,7 +44,8 @@ def parameters(args: argparse.Namespace) -> dict[str, Any]:
         "resamples": args.resamples,
         "seed": args.seed,
         "subsets": None,
-        "out_dir": args.out,
+        "out": args.out,
+        "write_outputs": False,
     }
 
 
@@ -86,5 +88,6 @@ def run(args: argparse.Namespace) -> int:
     if code != cli.EXIT_OK:
         gate = analysis.doc["gate"]
         why = "; ".join(f"{f['variant']}: {f['why']}" for f in gate["failing"])
-        print(f"workbench: gate failed ({why}); the report shows why", file=sys.stderr)
+        failed = terminal.colour("gate failed", "bad", sys.stderr)
+        print(f"workbench: {failed} ({why}); the report shows why", file=sys.stderr)
     return code

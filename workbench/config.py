@@ -44,6 +44,15 @@ DEFAULTS: dict[str, Any] = {
     "missing_values": [],
     "numeric_strings": "reject",
     "preference": None,
+    "values": None,
+    "explode": None,
+    "reader": None,
+    "aliases": {},
+    "extra_fields": {},
+    "cross_check": [],
+    "harness": None,
+    "tasks": None,
+    "unit": None,
     "subsets": {},
     "min_valid_n": 10,
     "min_clusters": 3,
@@ -59,7 +68,18 @@ DEFAULTS: dict[str, Any] = {
     "consistency": {"overall_vs_subscores": 3.0, "honesty_high": 8},
 }
 
-PRESETS: tuple[str, ...] = ("mt-bench", "alpaca-eval", "wildbench", "arena-hard-v1")
+PRESETS: tuple[str, ...] = ("mt-bench", "mt-bench-pair", "alpaca-eval", "wildbench", "arena-hard",
+                             "inspect", "arena-hard-v1")
+
+AUTO = "auto"
+"""``--preset auto``: detect the preset from the files (:mod:`workbench.detect`)."""
+
+READERS: tuple[str, ...] = ("inspect",)
+"""Native readers besides JSON lines / arrays (``reader:``): see :mod:`workbench.formats`."""
+
+HARNESS_RULES: tuple[str, ...] = ("fastchat_single", "fastchat_pairwise", "alpaca_eval", "wildbench",
+                                  "arena_hard", "inspect")
+"""Harness scoring rules a preset can name (``harness: {rule: ...}``): :mod:`workbench.harness`."""
 
 _TOKEN = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
 
@@ -101,6 +121,15 @@ class Config:
     missing_values: tuple[Any, ...]
     numeric_strings: bool
     preference: dict[float, float] | None
+    values: dict[str, tuple[float, float]] | None
+    explode: dict[str, Any] | None
+    reader: str | None
+    aliases: dict[str, tuple[str, ...]]
+    extra_fields: dict[str, FieldPath]
+    cross_check: tuple[dict[str, str], ...]
+    harness: dict[str, Any] | None
+    tasks: dict[str, Any] | None
+    unit: dict[str, Any]
     subsets: dict[str, dict[str, tuple[str, ...]]]
     min_valid_n: int
     min_clusters: int
@@ -119,8 +148,20 @@ class Config:
     pass_k: int | None = None
     equivalence_margin: float | None = None
     trials_matched: bool = False
+    preference_scale: tuple[float, float] | None = None
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
     sources: tuple[str, ...] = ()
+
+    @property
+    def native(self) -> bool:
+        """True when files go through :mod:`workbench.formats` (explode, aliases or a reader)."""
+        return bool(self.explode or self.reader or self.aliases)
+
+    @property
+    def credit(self) -> bool:
+        """True when the headline is win credit in percent (a preference or a value mapping)."""
+        return self.preference is not None or self.preference_scale is not None or (
+            self.values is not None and self.unit.get("name") == "percent")
 
     @property
     def score_names(self) -> tuple[str, ...]:
@@ -135,14 +176,30 @@ class Config:
     @property
     def value_range(self) -> tuple[float, float]:
         """The range of usable values: the rubric, or 0-100 (percent) for preferences."""
-        if self.preference is not None:
+        if self.credit:
             return (0.0, 100.0)
+        if self.values is not None:
+            nums = [v for v, _ in self.values.values()]
+            return (min(nums), max(nums))
         return (self.rubric_min, self.rubric_max)
 
     @property
     def value_unit(self) -> str:
-        """What a headline mean is: ``rubric points`` or ``percent`` (win rate)."""
-        return "percent" if self.preference is not None else "rubric points"
+        """What a headline mean is: ``rubric points``, ``percent`` (win rate) or the unit the
+        config declares (``unit: {name: ...}``)."""
+        if self.unit.get("name"):
+            return str(self.unit["name"])
+        return "percent" if self.credit else "rubric points"
+
+    @property
+    def decimals(self) -> int:
+        """Decimals for a rendered headline number: ``unit.decimals``, else enough to order cells
+        on the value range (2 on a 1-10 rubric or 0-100, 3 on a 1-2 or 0-1 scale, 4 below)."""
+        if "decimals" in self.unit:
+            return int(self.unit["decimals"])
+        lo, hi = self.value_range
+        span = hi - lo
+        return 2 if span >= 5 else 3 if span >= 0.5 else 4
 
     def with_overrides(self, **params: Any) -> Config:
         """Return a copy with analysis parameters replaced (``min_valid_n=12``, ``seed=1``...)."""
@@ -159,7 +216,7 @@ class Config:
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for k, v in over.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict) and k not in ("scores",):
+        if isinstance(v, dict) and isinstance(out.get(k), dict) and k not in ("scores", "values", "preference"):
             out[k] = _merge(out[k], v)
         else:
             out[k] = v
@@ -168,6 +225,9 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 def preset_text(name: str) -> str:
     """Return the YAML text of a shipped preset."""
+    if name == AUTO:
+        raise ConfigError("preset 'auto' is chosen from the input files: the CLI resolves it; from "
+                          "Python call workbench.detect.detect(paths) and pass the preset it names")
     if name not in PRESETS:
         raise ConfigError(f"unknown preset {name!r}; available: {', '.join(PRESETS)}")
     try:
@@ -277,6 +337,58 @@ def _section(m: dict[str, Any], name: str) -> dict[str, Any]:
     return value
 
 
+def _values(v: Any) -> dict[str, tuple[float, float]] | None:
+    """``values:``: label -> credit, or label -> {value, weight}; returns label -> (value, weight)."""
+    if v is None:
+        return None
+    if not isinstance(v, dict) or not v:
+        raise ConfigError('config: values must map labels to numbers, e.g. {"A>>B": 0, "A>B": 0.25}')
+    out: dict[str, tuple[float, float]] = {}
+    for label, spec in v.items():
+        if isinstance(spec, dict):
+            extra = set(spec) - {"value", "weight"}
+            if extra or "value" not in spec:
+                raise ConfigError(f"config: values.{label}: expected a number or {{value, weight}}")
+            out[str(label)] = (_num(spec["value"], f"values.{label}.value"),
+                               _num(spec.get("weight", 1), f"values.{label}.weight", 0))
+        else:
+            out[str(label)] = (_num(spec, f"values.{label}"), 1.0)
+    return out
+
+
+def _explode(v: Any) -> dict[str, Any] | None:
+    """``explode:``: one row holding several judgments -> one row per judgment."""
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        raise ConfigError("config: explode must be a mapping {field: LIST_FIELD | fields: [...], as, "
+                          "position, positions, flip}")
+    extra = set(v) - {"field", "fields", "as", "position", "positions", "flip"}
+    if extra:
+        raise ConfigError(f"config: explode: unknown key(s) {sorted(map(str, extra))}")
+    if ("field" in v) == ("fields" in v):
+        raise ConfigError("config: explode needs exactly one of field (a list field) or fields (a list "
+                          "of fields, one judgment each)")
+    fields = v.get("fields")
+    if fields is not None and (not isinstance(fields, list) or not fields
+                               or not all(isinstance(f, str) and f for f in fields)):
+        raise ConfigError("config: explode.fields must be a non-empty list of field names")
+    if "field" in v and (not isinstance(v["field"], str) or not v["field"]):
+        raise ConfigError("config: explode.field must be a field name")
+    position = v.get("position", "trial")
+    if position not in KEY_FIELDS:
+        raise ConfigError(f"config: explode.position must be a key field {KEY_FIELDS}, got {position!r}")
+    positions = v.get("positions")
+    if positions is not None:
+        _int(positions, "explode.positions", 1)
+    flip = v.get("flip") or []
+    if not isinstance(flip, list):
+        raise ConfigError("config: explode.flip must be a list of positions, e.g. [2]")
+    return {"field": v.get("field"), "fields": tuple(fields) if fields else None,
+            "as": str(v.get("as", "game")), "position": position, "positions": positions,
+            "flip": tuple(str(f) for f in flip)}
+
+
 def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
     keys_in = m["keys"] or {}
     if not isinstance(keys_in, dict):
@@ -333,10 +445,72 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
 
     pref = m["preference"]
     preference: dict[float, float] | None = None
+    pref_scale: tuple[float, float] | None = None
     if pref is not None:
         if not isinstance(pref, dict) or not pref:
             raise ConfigError("config: preference must map raw values to win credit, e.g. {1: 0, 2: 1}")
-        preference = {_num(k, "preference key"): _num(v, "preference value", 0, 1) for k, v in pref.items()}
+        if "continuous" in pref or "codes" in pref:
+            extra = set(pref) - {"continuous", "codes"}
+            if extra:
+                raise ConfigError(f"config: preference: unknown key(s) {sorted(map(str, extra))}; "
+                                  "use continuous: [lo, hi] and codes: {raw: credit}")
+            cont = pref.get("continuous")
+            if cont is not None:
+                if not isinstance(cont, list) or len(cont) != 2:
+                    raise ConfigError("config: preference.continuous must be [lo, hi], e.g. [1, 2]")
+                lo_p, hi_p = _num(cont[0], "preference.continuous[0]"), _num(cont[1], "preference.continuous[1]")
+                if lo_p >= hi_p:
+                    raise ConfigError("config: preference.continuous: lo must be below hi")
+                pref_scale = (lo_p, hi_p)
+            codes = pref.get("codes") or {}
+            if not isinstance(codes, dict):
+                raise ConfigError("config: preference.codes must map raw values to win credit")
+            preference = {_num(k, "preference code"): _num(v, "preference credit", 0, 1)
+                          for k, v in codes.items()}
+        else:
+            preference = {_num(k, "preference key"): _num(v, "preference value", 0, 1) for k, v in pref.items()}
+
+    value_map = _values(m["values"])
+    explode = _explode(m["explode"])
+    reader = m["reader"]
+    if reader is not None and reader not in READERS:
+        raise ConfigError(f"config: reader must be one of {', '.join(READERS)} or null, got {reader!r}")
+    aliases_in = _section(m, "aliases")
+    aliases: dict[str, tuple[str, ...]] = {}
+    for k, v in aliases_in.items():
+        alts = v if isinstance(v, list) else [v]
+        if not alts or not all(isinstance(a, str) and a for a in alts):
+            raise ConfigError(f"config: aliases.{k} must be a field name or a list of field names")
+        aliases[str(k)] = tuple(alts)
+    extra_fields = {str(k): parse_path(v, f"config: extra_fields.{k}")
+                    for k, v in _section(m, "extra_fields").items()}
+    cross = m["cross_check"] or []
+    if not isinstance(cross, list):
+        raise ConfigError("config: cross_check must be a list of {field, path, compare}")
+    cross_check = []
+    for i, c in enumerate(cross):
+        if not isinstance(c, dict) or not {"field", "path"} <= set(c) or set(c) - {"field", "path", "compare"}:
+            raise ConfigError(f"config: cross_check[{i}] must be {{field: COLUMN, path: COLUMN, compare: "
+                              "equal|suffix}}")
+        cmp = c.get("compare", "equal")
+        if cmp not in ("equal", "suffix"):
+            raise ConfigError(f"config: cross_check[{i}].compare must be equal or suffix, got {cmp!r}")
+        cross_check.append({"field": str(c["field"]), "path": str(c["path"]), "compare": cmp})
+    harness = m["harness"]
+    if harness is not None:
+        if not isinstance(harness, dict) or harness.get("rule") not in HARNESS_RULES:
+            raise ConfigError(f"config: harness must be {{rule: NAME, ...}} with NAME one of "
+                              f"{', '.join(HARNESS_RULES)}, got {harness!r}")
+    tasks = m["tasks"]
+    if tasks is not None and (not isinstance(tasks, dict) or not isinstance(tasks.get("file"), str)
+                              or not isinstance(tasks.get("key"), str | list)):
+        raise ConfigError("config: tasks must be {file: PATH relative to the input, key: FIELD}")
+    unit = _section(m, "unit")
+    bad_unit = set(unit) - {"name", "decimals", "scale"}
+    if bad_unit:
+        raise ConfigError(f"config: unit: unknown key(s) {sorted(bad_unit)}; use name, decimals, scale")
+    if "decimals" in unit:
+        _int(unit["decimals"], "unit.decimals", 0)
 
     subsets_in = m["subsets"] or {}
     if not isinstance(subsets_in, dict):
@@ -397,6 +571,16 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         missing_values=tuple(mv),
         numeric_strings=ns == "accept",
         preference=preference,
+        values=value_map,
+        explode=explode,
+        reader=reader,
+        aliases=aliases,
+        extra_fields=extra_fields,
+        cross_check=tuple(cross_check),
+        harness=harness,
+        tasks=tasks,
+        unit=dict(unit),
+        preference_scale=pref_scale,
         subsets=subsets,
         min_valid_n=_int(m["min_valid_n"], "min_valid_n", 1),
         min_clusters=_int(m["min_clusters"], "min_clusters", 1),

@@ -55,6 +55,8 @@ BUCKETS: tuple[str, ...] = (
     "valid",
     "partial",
     "empty",
+    "unscored",
+    "errored",
     "non_numeric",
     "out_of_range",
     "invalid_number",
@@ -177,6 +179,7 @@ class _Spec:
             paths.extend(cfg.keys[k] or ())
         paths.extend(p for _, p in cfg.scores)
         paths.extend(p for p in (cfg.flags, cfg.verdict, cfg.pass_field) if p is not None)
+        paths.extend(cfg.extra_fields.values())
         tops: list[str] = []
         for p in paths:
             if p[0] not in tops:
@@ -451,10 +454,18 @@ def _extract(rows: list[Any], spec: _Spec, cfg: Config, path: str,
     problems: list[str | None] = [None] * len(present)
     path_groups: dict[str, str] = {}
     if cfg.path_fields:
-        m = re.search(cfg.path_fields, Path(path).as_posix())
+        m = re.search(cfg.path_fields, Path(path).resolve().as_posix())
         if m is None:
-            raise InputError(path, f"file path does not match path_fields regex {cfg.path_fields!r}")
-        path_groups = {k: v for k, v in m.groupdict().items() if v is not None}
+            rx = re.compile(cfg.path_fields)
+            if set(rx.groupindex) & set(KEY_FIELDS):  # the path is where a key comes from
+                raise InputError(path, f"file path does not match path_fields regex {cfg.path_fields!r}"
+                                 f" (it gives {', '.join(sorted(set(rx.groupindex) & set(KEY_FIELDS)))})")
+            # groups used only for provenance checks: null columns, the check says so
+            path_groups = {}
+            for g in rx.groupindex:
+                cols[f"path_{g}"] = [None] * len(present)
+        else:
+            path_groups = {k: v for k, v in m.groupdict().items() if v is not None}
     for k in KEY_FIELDS:
         if k in cfg.constants:
             cols[k] = [cfg.constants[k]] * len(present)
@@ -496,6 +507,8 @@ def _extract(rows: list[Any], spec: _Spec, cfg: Config, path: str,
     if cfg.pass_field is not None:
         vals = spec.getter(cfg.pass_field)(present)
         cols["pass_value"] = [v if type(v) is bool else None for v in vals]
+    for name, p in cfg.extra_fields.items():
+        cols[f"x_{name}"] = _text_column(spec.getter(p)(present))
     cols["__problem"] = problems
     return cols
 
@@ -504,8 +517,24 @@ def _extract(rows: list[Any], spec: _Spec, cfg: Config, path: str,
 
 
 def _number_expr(name: str, cfg: Config) -> pl.Expr:
-    """The numeric value read for a field: a JSON number, or a numeric string if accepted."""
+    """The numeric value read for a field: a JSON number, or a numeric string if accepted.
+
+    With a categorical mapping (``values:``, headline only) a label (string, or a boolean read
+    as ``true``/``false``) is its mapped value; positions named in ``explode.flip`` take the
+    mirrored value (the variant sat on the other side of that game).
+    """
     num = pl.col(f"{name}__num")
+    if cfg.values is not None and name == cfg.headline:
+        labels = list(cfg.values)
+        mapped = (pl.when(pl.col(f"{name}__kind").is_in([_STRING, _BOOL]))
+                  .then(pl.col(f"{name}__str").replace_strict(
+                      labels, [cfg.values[k][0] for k in labels], default=None, return_dtype=pl.Float64)))
+        value = pl.coalesce(num, mapped)
+        if cfg.explode is not None and cfg.explode["flip"]:
+            lo, hi = cfg.rubric_min, cfg.rubric_max
+            value = (pl.when(pl.col(cfg.explode["position"]).is_in(list(cfg.explode["flip"])))
+                     .then(lo + hi - value).otherwise(value))
+        return value
     if cfg.numeric_strings:
         as_str = (
             pl.when(pl.col(f"{name}__kind") == _STRING)
@@ -513,6 +542,14 @@ def _number_expr(name: str, cfg: Config) -> pl.Expr:
         )
         return pl.coalesce(num, as_str)
     return num
+
+
+def _numeric_string(name: str, cfg: Config) -> pl.Expr:
+    """A string read as a number (not a mapped label): what ``from_string`` counts."""
+    if not cfg.numeric_strings:
+        return pl.lit(False)
+    return ((pl.col(f"{name}__kind") == _STRING)
+            & pl.col(f"{name}__str").str.strip_chars().cast(pl.Float64, strict=False).is_not_null())
 
 
 def _status_exprs(name: str, cfg: Config) -> list[pl.Expr]:
@@ -535,10 +572,14 @@ def _status_exprs(name: str, cfg: Config) -> list[pl.Expr]:
         .otherwise(pl.lit("valid"))
     )
     finite = pl.when(num.is_finite()).then(num)
+    scale = float(cfg.unit.get("scale", 1))
+    if scale != 1 and cfg.preference is None and cfg.preference_scale is None and name == cfg.headline:
+        finite = finite * scale
     return [
         status.alias(f"{name}__status"),
         finite.alias(f"{name}__raw"),
-        ((kind == _STRING) & num.is_not_null()).alias(f"{name}__from_string"),
+        (_numeric_string(name, cfg) if cfg.values is not None and name == cfg.headline
+         else (kind == _STRING) & num.is_not_null()).alias(f"{name}__from_string"),
     ]
 
 
@@ -549,26 +590,45 @@ def _classify(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     df = df.with_columns(
         [pl.when(pl.col(f"{n}__status") == "valid").then(pl.col(f"{n}__raw")).alias(n) for n in names]
     )
+    pref_reason = None
     if cfg.preference is not None:
         # Pairwise preference: the usable headline value is the win credit in percent
-        # (1 -> 0, 2 -> 100, 1.5 -> 50 with the AlpacaEval mapping); a number the
-        # mapping does not name is out_of_range, never guessed.
+        # (1 -> 0, 2 -> 100, 1.5 -> 50 with the AlpacaEval mapping; with a continuous scale
+        # [lo, hi] any value in it is linear credit, 1.73 -> 73); a number neither the codes
+        # nor the scale name is out_of_range, never guessed.
         hl = cfg.headline
         keys = list(cfg.preference)
-        credit = pl.col(f"{hl}__raw").replace_strict(
-            keys, [100.0 * cfg.preference[k] for k in keys], default=None, return_dtype=pl.Float64)
-        known = pl.col(f"{hl}__raw").is_in(keys)
+        raw = pl.col(f"{hl}__raw")
+        credit = raw.replace_strict(
+            keys, [100.0 * cfg.preference[k] for k in keys], default=None, return_dtype=pl.Float64) if keys \
+            else pl.lit(None, dtype=pl.Float64)
+        known = raw.is_in(keys) if keys else pl.lit(False)
+        if cfg.preference_scale is not None:
+            plo, phi = cfg.preference_scale
+            in_scale = raw.is_between(plo, phi)
+            credit = pl.coalesce(credit, pl.when(in_scale).then(100.0 * (raw - plo) / (phi - plo)))
+            known = known | in_scale
+        is_bad = (pl.col(f"{hl}__status") == "valid") & ~known
         df = df.with_columns(
-            pl.when((pl.col(f"{hl}__status") == "valid") & ~known).then(pl.lit("out_of_range"))
+            is_bad.alias("__pref_bad"),
+            pl.when(is_bad).then(pl.lit("out_of_range"))
             .otherwise(pl.col(f"{hl}__status")).alias(f"{hl}__status"),
             pl.when((pl.col(f"{hl}__status") == "valid") & known).then(credit).alias(hl),
         )
+        codes = ", ".join(_fmt_num(k) for k in keys)
+        if cfg.preference_scale is not None:
+            what = f"not a preference in [{_fmt_num(plo)}, {_fmt_num(phi)}]" + (
+                f" nor one of the codes {codes}" if keys else "")
+        else:
+            what = f"not one of the mapped preference values {codes}"
+        pref_reason = (pl.col("__pref_bad"), f"field '{hl}': {what}, got ")
     h = pl.col(f"{cfg.headline}__status")
     sub_present = pl.any_horizontal(
         [~pl.col(f"{n}__status").is_in(["absent", "null", "sentinel"]) for n in cfg.subscores]
     ) if cfg.subscores else pl.lit(False)
     bucket = (
         pl.when(pl.col("__problem").is_not_null()).then(pl.lit("malformed"))
+        .when(pl.col("__forced_bucket").is_not_null()).then(pl.col("__forced_bucket"))
         .when(h.is_in(["valid", "non_numeric", "out_of_range", "invalid_number"])).then(h)
         .when(sub_present).then(pl.lit("partial"))
         .otherwise(pl.lit("empty"))
@@ -583,13 +643,22 @@ def _classify(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
         raw.cast(pl.String),
         pl.col(f"{hl}__num").cast(pl.String),
     )
+    if cfg.values is not None:
+        labels = ", ".join(cfg.values)
+        nn_text = pl.concat_str(pl.lit(f"field '{hl}': "), value_text,
+                                pl.lit(f" is not in the value mapping ({labels})"))
+    else:
+        nn_text = pl.concat_str(pl.lit(f"field '{hl}': expected a number in [{lo}, {hi}], got "), value_text)
+    oor_text = pl.concat_str(pl.lit(f"field '{hl}': outside the rubric [{lo}, {hi}], got "),
+                             value_text, pl.lit(" (not rescaled)"))
+    if pref_reason is not None:
+        oor_text = pl.when(pref_reason[0]).then(
+            pl.concat_str(pl.lit(pref_reason[1]), value_text)).otherwise(oor_text)
     reason = (
         pl.when(pl.col("__problem").is_not_null()).then(pl.col("__problem"))
-        .when(h == "non_numeric").then(
-            pl.concat_str(pl.lit(f"field '{hl}': expected a number in [{lo}, {hi}], got "), value_text))
-        .when(h == "out_of_range").then(
-            pl.concat_str(pl.lit(f"field '{hl}': outside the rubric [{lo}, {hi}], got "),
-                          value_text, pl.lit(" (not rescaled)")))
+        .when(pl.col("__forced_reason").is_not_null()).then(pl.col("__forced_reason"))
+        .when(h == "non_numeric").then(nn_text)
+        .when(h == "out_of_range").then(oor_text)
         .when(h == "invalid_number").then(
             pl.concat_str(pl.lit(f"field '{hl}': not a finite number, got "), value_text))
         .when(h == "sentinel").then(
@@ -769,6 +838,10 @@ def read_file(path: str, cfg: Config, file_index: int = 0,
     line boundaries into ``workers`` parts (default: see :func:`worker_count`) read side by
     side; the frame is the same as with one process.
     """
+    if cfg.native:
+        frame, n = _native_frame(path, cfg)
+        frame = frame.with_columns(pl.lit(file_index, dtype=pl.Int32).alias("__file_index"))
+        return frame, SourceFile(path=path, sha256=_sha256_file(path), lines=n)
     fmt = _file_format(path, cfg)
     gz = path.endswith(".gz")
     nproc = worker_count(workers) if fmt == "jsonl" else 1
@@ -816,6 +889,36 @@ def read_file(path: str, cfg: Config, file_index: int = 0,
         _close(jobs)
     frame = frame.with_columns(pl.lit(file_index, dtype=pl.Int32).alias("__file_index"))
     return frame, SourceFile(path=path, sha256=digest or "", lines=n)
+
+
+def _sha256_file(path: str) -> str:
+    return hashlib.sha256(_read_raw(path)).hexdigest()
+
+
+def _native_frame(path: str, cfg: Config) -> tuple[pl.DataFrame, int]:
+    """A file read by :func:`workbench.formats.read_native` (explode, aliases, Inspect logs):
+    one frame row per judgment, ``line`` the physical line (element, sample) it came from."""
+    from .formats import read_native
+
+    nat = read_native(path, cfg)
+    spec = _Spec(cfg)
+    n = len(nat.objects)
+    if not n:
+        raise InputError(path, "file holds no row")
+    rows = [None if o is None else spec.from_dict(o) for o in nat.objects]
+    blank = [nat.forced.get(i, ("",))[0] == "blank" for i in range(n)]
+    frame = _assemble(rows, dict(nat.errors), blank if any(blank) else None, range(1, n + 1),
+                      path, spec, cfg)
+    idx = (frame["line"] - 1).to_list()
+    forced = [nat.forced.get(i) for i in idx]
+    frame = frame.with_columns(
+        pl.Series("line", [nat.lines[i] for i in idx], dtype=pl.Int64),
+        pl.Series("__forced_bucket", [f[0] if f and f[0] != "blank" else None for f in forced],
+                  dtype=pl.String),
+        pl.Series("__forced_reason", [f[1] if f and f[0] != "blank" else None for f in forced],
+                  dtype=pl.String),
+    )
+    return frame, nat.physical
 
 
 def _file_size(path: str) -> int:
@@ -1222,11 +1325,18 @@ def read_rows(paths: Iterable[str], cfg: Config,
     workers = worker_count(workers)
     frames: list[pl.DataFrame] = []
     sources: list[SourceFile] = []
+    problems: list[InputError] = []
     with _gc_paused():
         for i, path in enumerate(files):
-            frame, src = read_file(path, cfg, i, progress, workers)
+            try:
+                frame, src = read_file(path, cfg, i, progress, workers)
+            except InputError as exc:  # read every file: all unusable ones in one message
+                problems.append(exc)
+                continue
             frames.append(frame)
             sources.append(src)
+    if not frames:
+        raise _all_problems(problems, len(files))
     df = pl.concat(frames, how="diagonal_relaxed")
     df = _ensure_columns(df, cfg)
     df = df.with_columns(
@@ -1240,7 +1350,9 @@ def read_rows(paths: Iterable[str], cfg: Config,
     for src in sources:
         if df.filter((pl.col("file") == src.path) & (pl.col("bucket") == "valid")).height == 0:
             counts = _bucket_summary(df.filter(pl.col("file") == src.path))
-            raise InputError(src.path, f"no valid row at all ({counts})")
+            problems.append(InputError(src.path, f"no valid row at all ({counts}){_fit_hint(src.path, cfg, df)}"))
+    if problems:
+        raise _all_problems(problems, len(files))
     keep = ["file", "line", "bucket", "reason", *KEY_FIELDS]
     keep += sorted(c for c in df.columns if c.startswith("path_"))
     for n in cfg.score_names:
@@ -1248,13 +1360,20 @@ def read_rows(paths: Iterable[str], cfg: Config,
     keep += ["flags", "flags_present", "verdict"]
     if "pass_value" in df.columns:
         keep.append("pass_value")
-    return df.sort("__order").select(keep), sources
+    keep += [f"x_{n}" for n in cfg.extra_fields]
+    out = df.sort("__order")
+    if cfg.values is not None:
+        # the label as read (A>>B, model_2, C): harness rules and weights need it
+        out = out.with_columns(pl.col(f"{cfg.headline}__str").alias(f"{cfg.headline}__label"))
+        keep.append(f"{cfg.headline}__label")
+    return out.select(keep), sources
 
 
 def _ensure_columns(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     need: dict[str, pl.DataType] = {k: pl.String() for k in KEY_FIELDS}
     need.update({"__problem": pl.String(), "flags": pl.List(pl.String), "flags_present": pl.Boolean(),
-                 "verdict": pl.String()})
+                 "verdict": pl.String(), "__forced_bucket": pl.String(), "__forced_reason": pl.String()})
+    need.update({f"x_{n}": pl.String() for n in cfg.extra_fields})
     for n in cfg.score_names:
         need.update({f"{n}__kind": pl.Int8(), f"{n}__num": pl.Float64(), f"{n}__str": pl.String()})
     missing = [pl.lit(None, dtype=t).alias(c) for c, t in need.items() if c not in df.columns]
@@ -1263,6 +1382,36 @@ def _ensure_columns(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
         [pl.col(f"{n}__kind").fill_null(_ABSENT) for n in cfg.score_names]
         + [pl.col("flags_present").fill_null(False)]
     )
+
+
+def _all_problems(problems: list[InputError], n_files: int) -> InputError:
+    """One error naming every unusable input (the first one's own error when there is one)."""
+    if len(problems) == 1:
+        return problems[0]
+    text = " | ".join(str(p) for p in problems)
+    return InputError(f"{len(problems)} of {n_files} inputs", f"unusable: {text}")
+
+
+def _fit_hint(path: str, cfg: Config, df: pl.DataFrame) -> str:
+    """What the rows hold and which shipped preset might read them (for "no valid row at all")."""
+    from .detect import _first_row, classify
+
+    row, _ = _first_row(path)
+    fields = sorted(row)[:10] if isinstance(row, dict) else []
+    hl = cfg.headline
+    sub = df.filter(pl.col("file") == path)
+    statuses = dict(sub.group_by(f"{hl}__status").len().iter_rows()) if f"{hl}__status" in sub.columns else {}
+    text = ""
+    if statuses.get("absent") == sub.height and sub.height:
+        text = f"; the headline field '{hl}' is in no row"
+    if fields:
+        text += f"; the rows have fields {', '.join(fields)}"
+    preset, why = classify(path)
+    if preset not in ("?", None):
+        text += f"; --preset {preset} might fit ({why.split(': ', 1)[-1]})"
+    elif preset is None:
+        text += "; they look like the default format"
+    return text
 
 
 def _bucket_summary(df: pl.DataFrame) -> str:

@@ -288,8 +288,26 @@ def contrasts(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
         adj = stats.holm([r["p"] for r in fam])
         for r, p in zip(fam, adj, strict=True):
             r["p_holm"] = p
+            r.update(contrast_call(r, cfg.alpha, cfg.target_effect))
         out.extend(fam)
     return out
+
+
+def contrast_call(c: dict[str, Any], alpha: float, target: float | None) -> dict[str, Any]:
+    """What a contrast shows, as data: ``higher`` (the side whose mean is higher when the
+    clustered interval excludes 0, else None), ``holm_significant`` (``p_holm`` < alpha;
+    None without an interval) and ``underpowered`` (``mde`` > the target effect: no clear
+    difference that is not evidence of equality; None when undefined)."""
+    lo, hi = c.get("ci_low"), c.get("ci_high")
+    if lo is None or hi is None:
+        return {"higher": None, "holm_significant": None, "underpowered": None}
+    p = c.get("p_holm")
+    mde = c.get("mde")
+    return {
+        "higher": c["a"] if lo > 0 else c["b"] if hi < 0 else None,
+        "holm_significant": p is not None and p < alpha,
+        "underpowered": None if target is None or mde is None else bool(mde > target),
+    }
 
 
 def contrast_confounding(contrasts: list[dict[str, Any]], census: list[dict[str, Any]],

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from . import api, ingest, ledger, paired
+from . import api, formats, harness, ingest, ledger, paired, provenance
 from .census import census as census_table
 from .census import census_margins, missingness_tests, scale_checks
 from .config import Config
@@ -34,7 +35,33 @@ class Analysis:
 
     def frame(self, name: str) -> pl.DataFrame:
         """A stage's table by name (``census``, ``scorecard``, ``judge_offsets``...)."""
-        return self.frames[name]
+        try:
+            return self.frames[name]
+        except KeyError:
+            import difflib
+
+            near = difflib.get_close_matches(name, list(self.frames), n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise KeyError(f"no frame {name!r}; {hint}frames: {', '.join(self.frames)}") from None
+
+    def _repr_html_(self) -> str:
+        """A compact summary in JupyterLab (the whole document is ``.doc``)."""
+        import html
+
+        led, gate = self.doc["ledger"], self.doc.get("gate") or {}
+        names = ", ".join(html.escape(p["path"].rsplit("/", 1)[-1]) for p in self.doc["inputs"])
+        shown = ", ".join(f"{k} {v}" for k, v in led.items() if v and k != "lines")
+        frames = ", ".join(f"<code>{html.escape(k)}</code> ({v.height})" for k, v in self.frames.items())
+        verdict = "passed" if gate.get("passed", True) else "FAILED"
+        return (f"<div><b>workbench Analysis</b> of {names}: {led['lines']} lines ({html.escape(shown)}); "
+                f"headline <code>{html.escape(self.config.headline)}</code>; gate {verdict}.<br>"
+                f"<code>.frame(name)</code>: {frames}; <code>.rows</code> ({self.rows.height} rows); "
+                "<code>.doc</code> the results document.</div>")
+
+    def __repr__(self) -> str:
+        led = self.doc["ledger"]
+        return (f"<Analysis: {len(self.doc['inputs'])} input(s), {led['lines']} lines, {led['valid']} valid; "
+                f"frames: {', '.join(self.frames)}>")
 
 
 def _version() -> str:
@@ -55,17 +82,51 @@ def load(
     """
     rows, sources = ingest.read_rows(inputs, cfg, progress=progress)
     plan_df = None
+    mode = None
+    task_files: list[str] = []
     if plan == "complete":
-        plan_df = ledger.complete_plan(rows)
+        plan_df, mode = ledger.complete_plan(rows), "complete"
+    elif plan is not None and plan.endswith((".jsonl", ".json")):
+        plan_df, task_files = _task_plan(rows, cfg, plan)
+        mode = "tasks"
     elif plan is not None:
-        plan_df = ledger.read_plan(plan)
+        plan_df, mode = ledger.read_plan(plan), "file"
+    elif cfg.tasks is not None and any(formats.task_file_for(s.path, cfg) for s in sources):
+        plan_df, task_files = _task_plan(rows, cfg, None)
+        mode = "tasks"
     rows, info = ledger.apply_plan(rows, plan_df)
-    info["mode"] = None if plan is None else ("complete" if plan == "complete" else "file")
+    info["mode"] = mode
+    if mode == "tasks":
+        info["task_files"] = task_files
     return rows, sources, info
 
 
+def _task_plan(rows: pl.DataFrame, cfg: Config, task_file: str | None) -> tuple[pl.DataFrame, list[str]]:
+    """The plan a harness's question file gives: its task ids x the variant, trial and judge
+    combinations each input file holds (a file whose task list cannot be found plans its own
+    scenarios). ``task_file`` None: the preset's ``tasks.file`` beside each input."""
+    from .config import KEY_FIELDS
+
+    keys = (cfg.tasks or {}).get("key") or ["question_id", "uid", "id", "session_id", "instruction"]
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    keyed = rows.filter(~pl.col("bucket").is_in(["blank", "malformed"]))
+    parts = []
+    used: list[str] = []
+    for (f,), sub in sorted(keyed.partition_by(["file"], as_dict=True).items()):
+        tf = task_file if task_file is not None else formats.task_file_for(f, cfg)
+        combos = sub.select("variant", "trial", "judge").unique()
+        if tf is None:
+            scen = sub.select("scenario").unique()
+        else:
+            scen = pl.DataFrame({"scenario": formats.read_task_ids(tf, keys)})
+            if tf not in used:
+                used.append(tf)
+        parts.append(scen.join(combos, how="cross").select(KEY_FIELDS))
+    return pl.concat(parts).unique(maintain_order=True), used
+
+
 def run(
-    inputs: Sequence[str], cfg: Config, plan: str | None = None,
+    inputs: Sequence[str | Path] | str | Path, cfg: Config | str | Path | None = None, plan: str | None = None,
     published: str | None = None, claims: str | None = None,
     progress: Callable[[int], None] | None = None,
     on_stage: Callable[[str], None] | None = None,
@@ -76,11 +137,17 @@ def run(
     starts (the CLI shows both on a terminal, so a long run is never silent).
     """
     stage = on_stage or (lambda text: None)
-    rows, sources, plan_info = load(inputs, cfg, plan, progress)
+    if isinstance(inputs, str | Path):  # one path, not a sequence of characters
+        inputs = [str(inputs)]
+    if not isinstance(cfg, Config):  # a config path (or None: the defaults)
+        from .config import load_config
+
+        cfg = load_config(None if cfg is None else str(cfg))
+    rows, sources, plan_info = load([str(i) for i in inputs], cfg, plan, progress)
     stage(f"{rows.height} rows read; census")
     config_warnings = check_names(rows, cfg)
     hl = cfg.headline
-    led = ledger.count_ledger(rows, planned=plan is not None)
+    led = ledger.count_ledger(rows, planned=plan_info["mode"] is not None)
     cen = census_table(rows, cfg)
     margins = census_margins(rows, cfg)
     doc: dict[str, Any] = {
@@ -103,7 +170,11 @@ def run(
         "census_margins": _census_records(margins, cfg),
         "missingness_tests": missingness_tests(rows, cfg),
         "scale_checks": scale_checks(rows, cfg),
+        "provenance_checks": provenance.provenance_checks(rows, cfg),
     }
+    if cfg.explode is not None:
+        # one input line holds several judgments: the ledger counts judgments (rows)
+        doc["ledger_notes"]["input_lines"] = sum(s.lines for s in sources)
     stage(f"scorecard (cluster bootstrap, {cfg.resamples} resamples per cell)")
     card = scorecard_table(rows, cfg)
     flags = flag_rates(rows, cfg)
@@ -135,6 +206,11 @@ def run(
         claims_checked = check.check_claims(rows, cfg, check.read_claims(claims))
         doc["claims"] = claims_checked
     doc["repetition"] = paired.repetition_consistency(rows, cfg)
+    if cfg.harness is not None or cfg.explode is not None:
+        stage("harness rule")
+        doc["harness"] = {"rule": (cfg.harness or {}).get("rule"),
+                          "figures": harness.harness_figures(rows, cfg),
+                          "position_swap": harness.position_swap(rows, cfg)}
     frames = {"census": cen, "census_margins": margins, "scorecard": card, "flag_rates": flags,
               "pass_rates": passes, "consistency": cons,
               "judge_offsets": api._frame(doc["judge_offsets"]), "contrasts": api._frame(doc["contrasts"])}

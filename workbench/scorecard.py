@@ -18,8 +18,9 @@ import polars as pl
 from . import stats
 from .config import KEY_FIELDS, Config
 
-#: Rows that exist for a cell: every keyed line except repeats counted once, and no
-#: planned-but-absent judgments (those are a separate counterfactual, see headline check).
+#: Rows that exist for a cell: every keyed line except repeats counted once. Planned-but-absent
+#: judgments are added to a scorecard cell's ``rows`` (and counted in ``absent``) by
+#: :func:`scorecard`; these helpers (flag/pass rates, forensic rules) see only rows read.
 CELL_ROW_EXCLUDE = ("blank", "malformed", "duplicate", "missing_planned")
 
 RATE_CI_METHOD = "wilson_design_effect_t"
@@ -115,16 +116,22 @@ def _cells(rows: pl.DataFrame, cfg: Config, by: list[str], subset: str | None) -
     keys = [tuple(k) for k in keyed.select(by).unique().iter_rows()]
     out: list[dict[str, Any]] = []
     groups = base.partition_by(by, as_dict=True, maintain_order=True) if base.height else {}
+    # Planned judgments with no row at all (a plan, --plan complete or a task list) are rows
+    # of the cell without a score: they enter `rows`, the bounds and the zero-filled mean.
+    absent_df = keyed.filter(pl.col("bucket") == "missing_planned")
+    absent = ({tuple(k[:-1]): int(k[-1]) for k in absent_df.group_by(by).len().iter_rows()}
+              if absent_df.height else {})
     for key in sorted(keys, key=lambda k: tuple(str(x) for x in k)):
         g = groups.get(key, base.clear())
         labels = dict(zip(by, key, strict=True))
-        n_rows = cell_row_count(g)
+        n_absent = absent.get(key, 0)
+        n_rows = cell_row_count(g) + n_absent
         for fld in cfg.score_names:
             valid = g.filter(pl.col(fld).is_not_null())
             cell = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(), n_rows, cfg,
                                   key=(labels["variant"], labels.get("judge"), subset, fld))
             out.append({"variant": labels["variant"], "judge": labels.get("judge"), "subset": subset,
-                        "field": fld, **cell})
+                        "field": fld, **cell, "absent": n_absent})
     return out
 
 
@@ -149,7 +156,7 @@ _SCHEMA = {
     "lower_bound": pl.Float64, "upper_bound": pl.Float64, "se": pl.Float64, "se_clustered": pl.Float64,
     "ci_low": pl.Float64, "ci_high": pl.Float64, "ci_method": pl.String,
     "boot_low": pl.Float64, "boot_high": pl.Float64, "icc": pl.Float64, "design_effect": pl.Float64,
-    "status": pl.String,
+    "status": pl.String, "absent": pl.Int64,
 }
 
 

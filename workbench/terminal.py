@@ -27,6 +27,32 @@ def progress_bar(label: str, enabled: bool = True, total: int | None = None) -> 
     return update
 
 
+_SGR = {"good": "32", "warn": "33", "bad": "31", "muted": "2", "bold": "1"}
+
+
+def use_colour(stream: Any = None) -> bool:
+    """Colour only on a terminal, never with ``NO_COLOR`` set (https://no-color.org) or
+    ``TERM=dumb``; ``FORCE_COLOR`` turns it on anywhere."""
+    import os
+
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    stream = sys.stdout if stream is None else stream
+    return bool(getattr(stream, "isatty", lambda: False)()) and os.environ.get("TERM") != "dumb"
+
+
+def colour(text: str, kind: str, stream: Any = None) -> str:
+    """``text`` in the colour of ``kind`` (good, warn, bad, muted, bold) where colour is on."""
+    code = _SGR.get(kind)
+    return f"\033[{code}m{text}\033[0m" if code and use_colour(stream) else text
+
+
+VERDICT_KIND = {"holds": "good", "shrinks": "warn", "reverses": "bad", "refuted": "bad", "inconclusive": "warn",
+                "equivalent": "neutral", "insufficient": "muted"}
+
+
 def stage_printer(enabled: bool = True) -> Callable[[str], None]:
     """A callback printing ``workbench: <stage> (t s)`` to stderr as each stage starts.
 
@@ -109,11 +135,82 @@ def malformed_text(doc: dict[str, Any], limit: int = 5) -> str | None:
 
 
 def cell_text(c: dict[str, Any], nd: int = 2) -> str:
-    """``8.07 (42/50) [7.71, 8.40]``: mean, valid/rows and the interval; ``-`` when undefined."""
+    """``8.07 (42/50) [7.71, 8.40]``: mean, valid/rows and the interval; ``-`` when undefined.
+    Rows include planned-but-absent judgments (``, 3 absent``)."""
+    absent = f", {c['absent']} absent" if c.get("absent") else ""
     if c["mean"] is None:
-        return f"- (0/{c['rows']})"
+        return f"- (0/{c['rows']}{absent})"
     ci = f" [{c['ci_low']:.{nd}f}, {c['ci_high']:.{nd}f}]" if c["ci_low"] is not None else " [no interval]"
-    return f"{c['mean']:.{nd}f} ({c['valid_n']}/{c['rows']}){ci}"
+    return f"{c['mean']:.{nd}f} ({c['valid_n']}/{c['rows']}{absent}){ci}"
+
+
+def _decimals(doc: dict[str, Any]) -> int:
+    """The config's rendering decimals (:attr:`workbench.config.Config.decimals`), from the doc."""
+    cfg = doc.get("config") or {}
+    unit = cfg.get("unit") or {}
+    if "decimals" in unit:
+        return int(unit["decimals"])
+    if cfg.get("preference") is not None or unit.get("name") == "percent":
+        return 2
+    rub = cfg.get("rubric") or {}
+    span = float(rub.get("max", 10)) - float(rub.get("min", 1))
+    return 2 if span >= 5 else 3 if span >= 0.5 else 4
+
+
+def plan_text(doc: dict[str, Any]) -> str | None:
+    plan = doc.get("plan") or {}
+    if not plan.get("mode"):
+        return None
+    src = {"complete": "every observed scenario x variant x trial x judge",
+           "file": "the plan file", "tasks": "the task list " + ", ".join(plan.get("task_files") or [])}
+    absent = (doc.get("ledger") or {}).get("missing_planned")
+    return (f"plan: {plan['planned']} planned judgments from {src.get(plan['mode'], plan['mode'])}; "
+            f"{absent} have no row (missing_planned: counted in the scorecard's rows and bounds)")
+
+
+def harness_text(doc: dict[str, Any]) -> str | None:
+    h = doc.get("harness")
+    if not h:
+        return None
+    lines = []
+    figs = h.get("figures") or []
+    if figs:
+        lines.append(f"harness rule ({h['rule']}): the figure the harness itself prints, from every row as read")
+        rows = []
+        for f in figs:
+            v = f["value"]
+            val = "-" if v is None else (str(v) if isinstance(v, int) else f"{v:.10g}")
+            pr = "" if "printed" not in f else f"{f['printed']} ({'matches' if f.get('matches') else 'DIFFERS'})"
+            rows.append([str(f["variant"]), str(f["judge"]), f["figure"], val,
+                         "-" if f["n"] is None else str(f["n"]), pr, f.get("note") or ""])
+        lines.append(table(["variant", "judge", "figure", "value", "n", "printed in the log", "note"],
+                           rows, {3, 4}))
+    ps = h.get("position_swap") or []
+    if ps:
+        lines.append("position swap: the two games of one item (positions 1 and 2), per variant x judge")
+        rows = []
+        for p in ps:
+            rate = "-" if p["disagreement_rate"] is None else (
+                f"{100 * p['disagreement_rate']:.1f}% [{100 * p['ci_low']:.1f}, {100 * p['ci_high']:.1f}]")
+            means = " / ".join("-" if m is None else f"{m:.2f}" for m in p["mean_by_position"].values())
+            absent = "-" if p["absent_items"] is None else f"{p['absent_items']} of {p['planned_items']}"
+            rows.append([str(p["variant"]), str(p["judge"]), str(p["items"]), str(p["both_usable"]),
+                         f"{p['disagree']}", rate, means, str(p["one_missing"]), str(p["both_missing"]), absent])
+        lines.append(table(["variant", "judge", "items", "both games", "disagree", "rate [95% CI]",
+                            "mean by position", "one game missing", "both missing", "absent items"],
+                           rows, {2, 3, 4, 7, 8}))
+    return "\n".join(lines) if lines else None
+
+
+def provenance_text(doc: dict[str, Any]) -> str | None:
+    found = [p for p in doc.get("provenance_checks") or [] if p.get("message")]
+    if not found:
+        checks = doc.get("provenance_checks") or []
+        if checks:
+            n = sum(p["agree"] for p in checks)
+            return f"provenance: {n} row checks agree with their paths (fields vs folders/file names)"
+        return None
+    return "provenance findings:\n" + "\n".join(f"  {p['message']}" for p in found)
 
 
 def scorecard_text(doc: dict[str, Any]) -> str | None:
@@ -124,12 +221,13 @@ def scorecard_text(doc: dict[str, Any]) -> str | None:
     pooled = [c for c in card if c["judge"] is None and c["subset"] is None and c["field"] == hl]
     measured = sorted((c for c in pooled if c["status"] == "measured"), key=lambda c: -c["mean"])
     others = sorted((c for c in pooled if c["status"] != "measured"), key=lambda c: str(c["variant"]))
+    nd = _decimals(doc)
     rows = []
     for c in measured + others:
         mark = "" if c["status"] == "measured" else f"  <- {c['status'].upper().replace('_', ' ')}"
-        zf = "-" if c["zero_filled_mean"] is None else f"{c['zero_filled_mean']:.2f}"
-        bounds = ("-" if c["lower_bound"] is None else f"[{c['lower_bound']:.2f}, {c['upper_bound']:.2f}]")
-        rows.append([str(c["variant"]), cell_text(c), zf, bounds, str(c["clusters"]) + mark])
+        zf = "-" if c["zero_filled_mean"] is None else f"{c['zero_filled_mean']:.{nd}f}"
+        bounds = ("-" if c["lower_bound"] is None else f"[{c['lower_bound']:.{nd}f}, {c['upper_bound']:.{nd}f}]")
+        rows.append([str(c["variant"]), cell_text(c, nd), zf, bounds, str(c["clusters"]) + mark])
     unit = doc.get("value_unit", "rubric points")
     conf = doc["config"].get("confidence", 0.95)
     head = ["variant", f"{hl}: mean (valid/rows) [{100 * conf:g}% CI]", "zero-filled", "if missing were min..max",
@@ -155,7 +253,8 @@ def print_analysis(analysis: Any, file: Any = None) -> None:
     warn = doc.get("config_warnings") or []
     blocks = [ledger_text(doc), malformed_text(doc),
               "\n".join(f"warning: {w}" for w in warn) if warn else None,
-              census_text(doc), scorecard_text(doc)]
+              plan_text(doc), census_text(doc), provenance_text(doc), scorecard_text(doc),
+              harness_text(doc)]
     if doc.get("claims") is not None or doc.get("published_check") is not None:
         from .cmd_check import claims_text, published_text
 

@@ -27,7 +27,17 @@ from __future__ import annotations
 
 from .assets import CSS  # noqa: F401
 from .build import build, command_for, overrides  # noqa: F401
-from .export import export_html, external_references, render, vega_bundle  # noqa: F401
+from .export import (  # noqa: F401
+    GateFailed,
+    export_html,
+    external_references,
+    finish,
+    notebook_fragments,
+    page,
+    render,
+    title_for,
+    vega_bundle,
+)
 from .figures import FIGURES, _json_script, chart, chart_spec, figure, make_figure, save_figure  # noqa: F401
 from .formats import interval, num, p_is, pct, pval, signed  # noqa: F401
 from .kernel import execute, notebook_path  # noqa: F401
@@ -43,6 +53,7 @@ from .tables import (  # noqa: F401
     contrasts_table,
     ledger_tables,
     limits_list,
+    methods_table,
     offsets_tables,
     provenance_tables,
     published_cells,

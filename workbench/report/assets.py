@@ -17,4 +17,5 @@ def read(name: str) -> str:
 
 CSS = read("report.css")
 _EMBED_JS = read("embed.js")
+TABLES_JS = read("tables.js")
 _TEMPLATE = read("report.html.j2")

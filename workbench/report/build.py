@@ -44,34 +44,44 @@ def overrides(
 
 
 def build(
-    inputs: Sequence[str] | str,
+    inputs: Sequence[str | Path] | str | Path | None = None,
     config: str | None = None,
     preset: str | None = None,
     plan: str | None = None,
     published: str | None = None,
     claims: str | None = None,
-    params: Sequence[Sequence[str]] = (),
+    params: Sequence[Sequence[str]] | None = None,
     min_valid_n: int | None = None,
     min_clusters: int | None = None,
     confidence: float | None = None,
     resamples: int | None = None,
     seed: int | None = None,
     subsets: Mapping[str, Any] | None = None,
-    out_dir: str = "report",
+    out: str | Path | None = None,
+    no_gate: bool = False,
+    write_outputs: bool = True,
     command_line: str | None = None,
 ) -> Report:
     """Run the analysis (:func:`workbench.pipeline.run`) the way ``workbench report`` does.
 
     The parameters are the notebook's ``parameters`` cell; the config is built by the same
     code as the CLI's, so a notebook run and ``workbench analyze`` with the same flags write the
-    same results document.
+    same results document. ``out`` (default ``report``) receives ``results.json`` and
+    ``rows.parquet`` here when ``write_outputs`` (``workbench report`` wrote them already and
+    passes False, so the provenance section checks its file against this computation), and
+    ``report.html`` from :func:`workbench.report.finish`.
     """
-    from .. import pipeline
+    from .. import cli, pipeline
 
-    paths = [inputs] if isinstance(inputs, str) else [str(p) for p in inputs]
-    if not paths:
-        raise WorkbenchError("no inputs given: set `inputs` in the parameters cell")
-    over = overrides(params, min_valid_n, min_clusters, seed, resamples, confidence, subsets)
+    if inputs is None or (not isinstance(inputs, str | Path) and not list(inputs)):
+        raise WorkbenchError(
+            "no inputs given: set `inputs` (a path or a list of paths), e.g. "
+            "papermill ... -y '{inputs: [rows.jsonl]}' or workbench report rows.jsonl"
+        )
+    paths = [str(inputs)] if isinstance(inputs, str | Path) else [str(p) for p in inputs]
+    pairs = [list(p) for p in params or ()]
+    out_dir = str(out) if out is not None else "report"
+    over = overrides(pairs, min_valid_n, min_clusters, seed, resamples, confidence, subsets)
     cfg = config_mod.load_config(config, preset, over or None)
     analysis = pipeline.run(paths, cfg, plan=plan, published=published, claims=claims)
     given = {
@@ -81,7 +91,7 @@ def build(
         "plan": plan,
         "published": published,
         "claims": claims,
-        "params": [list(p) for p in params],
+        "params": pairs,
         "min_valid_n": min_valid_n,
         "min_clusters": min_clusters,
         "confidence": confidence,
@@ -92,13 +102,27 @@ def build(
     }
     cmd = command_line or command_for(given)
     rep = Report(analysis=analysis, parameters=given, out_dir=Path(out_dir), command_line=cmd)
+    rep.no_gate = bool(no_gate)
     rep.leads = leads(rep)
+    if write_outputs:
+        cli.write_outputs(analysis, rep.out_dir, argv=shlex.split(cmd))
+    rep.kernel_start = _execution_count()
     return rep
+
+
+def _execution_count() -> int | None:
+    """The IPython execution count of the running cell (None outside IPython)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipykernel
+        return None
+    shell = get_ipython()
+    return None if shell is None else int(shell.execution_count)
 
 
 def command_for(p: Mapping[str, Any]) -> str:
     """The ``workbench report`` command that reproduces a parameter set."""
-    argv = ["workbench", "report", *p["inputs"], "--out", str(p.get("out_dir") or "report")]
+    argv = ["workbench", "report", *p["inputs"], "--out", str(p.get("out") or p.get("out_dir") or "report")]
     for flag in ("config", "preset", "plan", "published", "claims"):
         if p.get(flag) is not None:
             argv += [f"--{flag}", str(p[flag])]

@@ -13,13 +13,13 @@ import functools
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from ..errors import WorkbenchError
-from .assets import _EMBED_JS, _TEMPLATE, CSS
+from .assets import _EMBED_JS, _TEMPLATE, CSS, TABLES_JS
 from .kernel import execute
 from .markup import esc
 
@@ -104,6 +104,129 @@ def export_html(executed: str | Path, title: str = "workbench report") -> str:
     return str(page)
 
 
+#: Cells whose outputs are not part of the page (papermill's and the hand-work instructions).
+REMOVED_TAGS = frozenset({"parameters", "injected-parameters", "notebook-only"})
+
+
+def title_for(inputs: Any) -> str:
+    """The page title for a list of input paths."""
+    names = [Path(str(p)).name for p in inputs or []]
+    return "Reanalysis: " + (names[0] if len(names) == 1 else f"{len(names)} input files")
+
+
+def page(fragments: Sequence[str], title: str = "workbench report") -> str:
+    """The reviewer's page: the report's HTML fragments, in order, in one offline document.
+
+    The fragments are what the notebook's cells display (each a :class:`Html`); the Vega
+    bundle is inlined only when a chart needs it. Both ways to the page use this function:
+    :func:`finish` in the kernel and :class:`WorkbenchExporter` (``jupyter nbconvert --to
+    workbench``) on an executed notebook, so they give the same bytes.
+    """
+    body = "\n".join(str(f) for f in fragments)
+    scripts = _inline_script(TABLES_JS)
+    if "wb-vega-spec" in body:
+        scripts += _inline_script(vega_bundle()) + _inline_script(_EMBED_JS)
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1.0">\n'
+        '<meta name="generator" content="workbench report">\n'
+        f"<title>{esc(title)}</title>\n<style>{CSS}</style>\n</head>\n"
+        f'<body class="wb-body"><main class="wb-page">\n{body}\n</main>\n{scripts}\n</body>\n</html>\n'
+    )
+
+
+def notebook_fragments(nb: Any) -> list[str]:
+    """The ``text/html`` outputs of an executed notebook's report cells, in order."""
+    out = []
+    for cell in nb["cells"]:
+        if cell.get("cell_type") != "code":
+            continue
+        if REMOVED_TAGS & set(cell.get("metadata", {}).get("tags", [])):
+            continue
+        for o in cell.get("outputs", []):
+            data = o.get("data") or {}
+            if o.get("output_type") in ("execute_result", "display_data") and "text/html" in data:
+                h = data["text/html"]
+                out.append("".join(h) if isinstance(h, list) else str(h))
+    return out
+
+
+def _kernel_fragments(start: int | None) -> list[str]:
+    """What this IPython session displayed as :class:`Html` since cell ``start`` (the build)."""
+    from IPython import get_ipython
+
+    from .markup import Html
+
+    shell = get_ipython()
+    if shell is None:
+        raise WorkbenchError("finish() collects the cells' outputs: run it in the notebook")
+    outs = shell.user_ns.get("Out", {})
+    # IPython numbers a cell's output one below the execution_count seen while it runs; the
+    # page starts at the header the build cell shows (the last one, if build ran twice)
+    first = (start or 1) - 1
+    shown = [str(v) for k, v in sorted(outs.items()) if k >= first and isinstance(v, Html)]
+    heads = [i for i, v in enumerate(shown) if 'class="wb-header"' in v]
+    return shown[heads[-1]:] if heads else shown
+
+
+class GateFailed(WorkbenchError):
+    """The preregistered gate failed (the report is written first, so the reader sees why)."""
+
+
+def finish(r: Any, fragments: Sequence[str] | None = None) -> None:
+    """The notebook's last cell: write ``report.html`` and raise if the gate failed.
+
+    The page is :func:`page` over what the report cells displayed since :func:`build` (run
+    the notebook top to bottom: a cell run twice by hand shows twice). Raises
+    :class:`GateFailed` when the preregistered gate failed, unless ``no_gate``, so
+    ``papermill`` exits non-zero as ``workbench report`` does.
+    """
+    parts = list(fragments) if fragments is not None else _kernel_fragments(r.kernel_start)
+    text = page(parts, title_for(r.parameters.get("inputs")))
+    outside = external_references(text)
+    if outside:
+        raise WorkbenchError(
+            f"report.html would load {len(outside)} outside resource(s), e.g. {outside[0]!r}"
+        )
+    r.out_dir.mkdir(parents=True, exist_ok=True)
+    (r.out_dir / "report.html").write_text(text, encoding="utf-8")
+    gate = r.doc.get("gate") or {}
+    if not gate.get("passed", True) and not r.no_gate:
+        why = "; ".join(f"{f['variant']}: {f['why']}" for f in gate.get("failing", []))
+        raise GateFailed(
+            f"the preregistered gate failed ({why}); {r.out_dir / 'report.html'} shows why "
+            "(set no_gate to run through)"
+        )
+
+
+def _exporter_class() -> type:
+    from nbconvert.exporters import Exporter
+
+    class WorkbenchExporter(Exporter):  # type: ignore[misc]
+        """``jupyter nbconvert --to workbench NB.ipynb``: the same offline page as the report."""
+
+        export_from_notebook = "workbench report"
+        output_mimetype = "text/html"
+
+        def _file_extension_default(self) -> str:
+            return ".html"
+
+        def from_notebook_node(self, nb: Any, resources: Any = None, **kw: Any) -> Any:
+            nb_copy, resources = super().from_notebook_node(nb, resources, **kw)
+            params = (nb.get("metadata", {}).get("papermill") or {}).get("parameters") or {}
+            return page(notebook_fragments(nb_copy), title_for(params.get("inputs"))), resources
+
+    return WorkbenchExporter
+
+
+def __getattr__(name: str) -> Any:
+    # nbconvert is imported only when the exporter is asked for (entry point
+    # ``nbconvert.exporters: workbench``), not for every report import
+    if name == "WorkbenchExporter":
+        return _exporter_class()
+    raise AttributeError(name)
+
+
 def render(
     out_dir: str | Path,
     parameters: Mapping[str, Any],
@@ -111,24 +234,16 @@ def render(
     progress: bool = False,
     cwd: str | Path | None = None,
 ) -> dict[str, Path]:
-    """Execute the notebook (papermill) and export ``report.html``; returns both paths.
+    """Execute the notebook (papermill); its last cell writes ``report.html``.
 
     Raises :class:`WorkbenchError` when a cell fails or when the page would reference anything
-    outside itself.
+    outside itself. The gate never fails the notebook here (``no_gate``): the caller decides
+    the exit code.
     """
     out = Path(out_dir)
-    nb_path = execute(out, parameters, notebook, progress=progress, cwd=cwd)
-    inputs = parameters.get("inputs") or []
-    names = [Path(str(p)).name for p in inputs]
-    title = "Reanalysis: " + (names[0] if len(names) == 1 else f"{len(names)} input files")
-    page = export_html(nb_path, title)
-    outside = external_references(page)
-    if outside:
-        raise WorkbenchError(
-            f"report.html would load {len(outside)} outside resource(s), e.g. {outside[0]!r}"
-        )
+    params = {**parameters, "no_gate": True}
+    nb_path = execute(out, params, notebook, progress=progress, cwd=cwd)
     html_path = out / "report.html"
-    html_path.write_text(page, encoding="utf-8")
+    if not html_path.is_file():
+        raise WorkbenchError(f"the report notebook wrote no {html_path}")
     return {"notebook": nb_path, "html": html_path}
-
-

@@ -14,8 +14,19 @@ def signed(x: float | None, nd: int = 2) -> str:
     return "-" if x is None else f"{x:+.{nd}f}"
 
 
-def pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.0f}%"
+def pct(x: float | None, n: int | None = None) -> str:
+    """A rate as a percentage with the precision its denominator needs.
+
+    Whole percents up to ``n`` = 999, one decimal from 1,000, two from 10,000 (so one count
+    always shows); and whatever ``n``, a rate that is not 0 never prints as ``0%`` nor one that
+    is not 1 as ``100%`` (3 of 1024 is ``0.3%``; 1 of 5000 is ``0.02%``).
+    """
+    if x is None:
+        return "-"
+    d = 0 if not n or n < 1000 or x in (0, 1) else min(len(str(int(n))) - 3, 3)
+    while d < 3 and ((0 < x and round(100 * x, d) == 0) or (x < 1 and round(100 * x, d) == 100)):
+        d += 1
+    return f"{100 * x:.{d}f}%"
 
 
 def pval(p: float | None) -> str:
@@ -50,3 +61,19 @@ def _series(items: Sequence[str], limit: int = 4) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
+
+
+def bounded_interval(lo: float | None, hi: float | None, value_range: tuple[float, float],
+                     nd: int = 2) -> str:
+    """``[lo, hi]`` kept inside the rubric: a bound past it prints as the rubric's end with
+    ``*`` (truncated), never as an impossible score such as 10.08 on 1-10."""
+    if lo is None or hi is None:
+        return "[no interval]"
+    rlo, rhi = value_range
+    a = f"{num(rlo, nd)}*" if lo < rlo else num(lo, nd)
+    b = f"{num(rhi, nd)}*" if hi > rhi else num(hi, nd)
+    return f"[{a}, {b}]"
+
+
+def truncated(lo: float | None, hi: float | None, value_range: tuple[float, float]) -> bool:
+    return lo is not None and hi is not None and (lo < value_range[0] or hi > value_range[1])

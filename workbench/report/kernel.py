@@ -14,11 +14,9 @@ from ..errors import WorkbenchError
 
 
 def notebook_path() -> Path:
-    """The report notebook: the source tree's ``notebooks/reanalysis.ipynb`` when running from a
-    checkout, else the copy shipped in the package."""
-    here = Path(__file__).resolve().parent.parent
-    tree = here.parent / "notebooks" / "reanalysis.ipynb"
-    return tree if tree.is_file() else here / "notebooks" / "reanalysis.ipynb"
+    """The report notebook, ``workbench/notebooks/reanalysis.ipynb``: its one copy, shipped in
+    the package (open it in JupyterLab from there, or copy it)."""
+    return Path(__file__).resolve().parent.parent / "notebooks" / "reanalysis.ipynb"
 
 
 def _kernel_manager_class() -> type:
@@ -45,7 +43,12 @@ def _kernel_manager_class() -> type:
         def kernel_spec(self) -> KernelSpec:
             if self._kernel_spec is None:
                 self._kernel_spec = KernelSpec(
-                    argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                    # -P (Python >= 3.11) and ignore_cwd: the kernel's working directory is NOT
+                    # put on sys.path, so a `workbench/` folder in it cannot shadow the installed
+                    # package (it did: MultiplexedPath.joinpath() errors in the report cell)
+                    argv=[sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []),
+                          "-m", "ipykernel_launcher", "--IPKernelApp.ignore_cwd=True",
+                          "-f", "{connection_file}"],
                     display_name=f"Python {platform.python_version()} ({sys.prefix})",
                     language="python",
                     metadata={},

@@ -8,7 +8,8 @@ text.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 
@@ -55,24 +56,39 @@ def table(
     row_classes: Sequence[str | None] | None = None,
     caption: Any = None,
     cls: str = "",
+    row_attrs: Sequence[Mapping[str, Any] | None] | None = None,
+    table_attrs: Mapping[str, Any] | None = None,
 ) -> Html:
-    """An HTML table; cells escaped unless :class:`Html`; ``numeric`` columns right-aligned."""
+    """An HTML table; cells escaped unless :class:`Html`; ``numeric`` columns right-aligned.
+
+    ``row_attrs`` gives each body row extra attributes (values escaped), e.g. the
+    ``data-drill`` filter of a drill-down to the rows behind it.
+    """
     num = set(numeric)
     head = "".join(
-        f"<th{' class=num' if i in num else ''}>{_c(h)}</th>" for i, h in enumerate(headers)
+        f'<th scope="col"{" class=num" if i in num else ""}>{_c(h)}</th>' for i, h in enumerate(headers)
     )
     body = []
     for r_i, row in enumerate(rows):
         rc = row_classes[r_i] if row_classes else None
+        extra = row_attrs[r_i] if row_attrs else None
+        attrs = "".join(f' {k}="{esc(v)}"' for k, v in (extra or {}).items() if v is not None)
         cells = "".join(
             f"<td{' class=num' if i in num else ''}>{_c(v)}</td>" for i, v in enumerate(row)
         )
-        body.append(f"<tr{f' class={chr(34)}{esc(rc)}{chr(34)}' if rc else ''}>{cells}</tr>")
+        body.append(f"<tr{f' class={chr(34)}{esc(rc)}{chr(34)}' if rc else ''}{attrs}>{cells}</tr>")
     cap = f"<caption>{_c(caption)}</caption>" if caption is not None else ""
+    t_attrs = "".join(f' {k}="{esc(v)}"' for k, v in (table_attrs or {}).items() if v is not None)
     return Html(
-        f'<div class="wb-table-wrap"><table class="wb-table {esc(cls)}">{cap}<thead><tr>{head}</tr>'
+        f'<div class="wb-table-wrap"><table class="wb-table {esc(cls)}"{t_attrs}>{cap}<thead><tr>{head}</tr>'
         f"</thead><tbody>{''.join(body)}</tbody></table></div>"
     )
+
+
+def drill(**values: Any) -> dict[str, str]:
+    """``row_attrs`` entry for a drill-down: the rows-appendix columns and values to show."""
+    return {"data-drill": json.dumps({k: (None if v is None else str(v)) for k, v in values.items()},
+                                     sort_keys=True)}
 
 
 def details(summary: Any, content: Any, open_: bool = False) -> Html:

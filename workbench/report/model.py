@@ -19,6 +19,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("offsets", "Judge offsets"),
     ("contrasts", "Variant contrasts"),
     ("claims", "Claims"),
+    ("methods", "Methods"),
     ("limits", "Limits"),
     ("rows", "Appendix: the rows"),
 )
@@ -78,6 +79,8 @@ class Report:
     out_dir: Path
     command_line: str
     leads: dict[str, str] = field(default_factory=dict)
+    no_gate: bool = False
+    kernel_start: int | None = None
 
     @property
     def doc(self) -> dict[str, Any]:

@@ -27,13 +27,17 @@ def leads(r: Report) -> dict[str, str]:
         "offsets": _lead_offsets(r),
         "contrasts": _lead_contrasts(r),
         "claims": _lead_claims(r),
+        "methods": _lead_methods(r),
         "limits": _lead_limits(r),
         "rows": _lead_rows(r),
     }
 
 
 def _points(r: Report) -> str:
-    return "percentage points" if r.doc.get("value_unit") == "percent" else "points"
+    unit = r.doc.get("value_unit") or "rubric points"
+    if unit == "percent":
+        return "percentage points"
+    return "points" if unit == "rubric points" else f"(in {unit})"
 
 
 def _lead_provenance(r: Report) -> str:
@@ -190,11 +194,13 @@ def _lead_offsets(r: Report) -> str:
         f"{_points(r)} "
         f"{direction} than {o['judge_b']} {interval(o['ci_low'], o['ci_high'], sign=True)}"
     )
-    if o.get("exact_agreement") is not None:
+    if o.get("exact_agreement") is not None and (r.doc.get("value_unit") or "rubric points") == "rubric points":
         text += (
             f"; they agree exactly on {pct(o['exact_agreement'])} and within one point on "
             f"{pct(o['within_one'])} (quadratic kappa {num(o['kappa_quadratic'])})"
         )
+    elif o.get("exact_agreement") is not None:  # "within one point" means nothing on 0-100
+        text += f"; they agree exactly on {pct(o['exact_agreement'])}"
     if o["only_a"] or o["only_b"]:
         text += (
             f"; {o['only_a']} items only {o['judge_a']} scored and {o['only_b']} only "
@@ -253,6 +259,14 @@ def _lead_claims(r: Report) -> str:
         if len(bad) > 3:
             text += f"; and {len(bad) - 3} more"
     return text + "."
+
+
+def _lead_methods(r: Report) -> str:
+    n = r.analysis.rows["scenario"].drop_nulls().n_unique() if "scenario" in r.analysis.rows.columns else 0
+    return (
+        f"Scenarios are the clusters ({n} in all): every interval and test below is computed on "
+        f"them, at {r.cfg.confidence:.0%} with seed {r.cfg.seed}, so rerunning gives the same numbers."
+    )
 
 
 def _lead_limits(r: Report) -> str:

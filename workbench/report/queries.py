@@ -61,25 +61,17 @@ def pooled_offsets(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [o for o in doc.get("judge_offsets", []) if o["variant"] is None and o["subset"] is None]
 
 
-def contrast_verdict(c: Mapping[str, Any], alpha: float, target: float | None) -> tuple[str, str]:
-    """``(label, kind)`` for a contrast: which side is higher, or no clear difference
-    (underpowered or not).
-
-    A side is called higher when the clustered interval excludes 0 and the Holm-adjusted p is
-    below ``alpha``; an interval that excludes 0 without surviving Holm is said so.
-    """
-    lo, hi = c.get("ci_low"), c.get("ci_high")
-    if lo is None or hi is None:
+def contrast_verdict(c: Mapping[str, Any], alpha: float | None = None,
+                     target: float | None = None) -> tuple[str, str]:
+    """``(label, kind)`` for a contrast, from the judgment the analysis recorded
+    (:func:`workbench.paired.contrast_call`: ``higher``, ``holm_significant``,
+    ``underpowered``); ``alpha`` and ``target`` are accepted for compatibility and unused."""
+    if c.get("ci_low") is None or c.get("ci_high") is None:
         return "no interval", "muted"
-    if lo > 0 or hi < 0:
-        winner = c["a"] if lo > 0 else c["b"]
-        p = c.get("p_holm")
-        if p is not None and p < alpha:
-            return f"{winner} higher", "good"
-        return f"{winner} higher before Holm only", "warn"
-    mde = c.get("mde")
-    if target is not None and mde is not None and mde > target:
+    if c.get("higher") is not None:
+        if c.get("holm_significant"):
+            return f"{c['higher']} higher", "good"
+        return f"{c['higher']} higher before Holm only", "warn"
+    if c.get("underpowered"):
         return "no clear difference (underpowered)", "neutral"
     return "no clear difference", "neutral"
-
-

@@ -12,8 +12,8 @@ from typing import Any
 
 from .. import plots
 from ..terminal import cell_text
-from .formats import interval, num, pct, pval, signed
-from .markup import Html, badge, details, esc, join, para, table, tag
+from .formats import bounded_interval, interval, num, pct, pval, signed, truncated
+from .markup import Html, badge, details, drill, esc, join, para, table, tag
 from .model import BUCKET_MEANING, ROWS_LISTED, STATUS_CLASS, VERDICT_CLASS, Report
 from .prose import limits
 from .provenance import git_commit, results_sha256, versions
@@ -120,7 +120,7 @@ def ledger_tables(r: Report) -> Html:
         if b == "missing_planned":
             continue
         n = led[b]
-        rows.append([b, n, pct(n / lines), meaning])
+        rows.append([b, n, pct(n / lines, lines), meaning])
         classes.append(None if n else "wb-zero")
     rows.append(
         [tag("b", "lines"), tag("b", str(led["lines"])), "100%", "the sum of the buckets above"]
@@ -164,11 +164,12 @@ def _rate_cell(m: Mapping[str, Any]) -> Html:
         return Html("-")
     return join(
         [
-            tag("b", pct(m["missing_rate"])),
+            tag("b", pct(m["missing_rate"], m["judgments"])),
             " ",
             tag(
                 "span",
-                f"[{pct(m['missing_rate_ci_low'])}, {pct(m['missing_rate_ci_high'])}]",
+                f"[{pct(m['missing_rate_ci_low'], m['judgments'])}, "
+                f"{pct(m['missing_rate_ci_high'], m['judgments'])}]",
                 cls="wb-ci",
             ),
         ]
@@ -205,26 +206,33 @@ def census_tables(r: Report) -> Html:
             _rate_cell(m),
         ]
 
-    margins, m_classes = [], []
+    margins, m_classes, m_drill = [], [], []
     for m in _margin(doc, kind="judge"):
         margins.append(row(m, m["judge"], tag("i", "all variants")))
         m_classes.append(None)
+        m_drill.append(drill(judge=m["judge"]))
     for m in _margin(doc, kind="variant"):
         margins.append(row(m, tag("i", "all judges"), m["variant"]))
         m_classes.append(None)
+        m_drill.append(drill(variant=m["variant"]))
     for m in _margin(doc):
         margins.append(row(m, tag("b", "all"), tag("b", "all")))
         m_classes.append("wb-total")
+        m_drill.append(None)
     caption = (
         "unusable value = non-numeric, out of range or NaN; held out = conflicting rows; no row = "
         "planned "
         "judgment with no line; interval: Wilson"
     )
-    parts = [table(head, margins, numeric=range(2, 10), row_classes=m_classes, caption=caption)]
+    caption += "; click a row for the rows behind it"
+    parts = [table(head, margins, numeric=range(2, 10), row_classes=m_classes, caption=caption,
+                   row_attrs=m_drill)]
     cells = [row(c, c["judge"], c["variant"]) for c in doc.get("census", [])]
+    drills = [drill(judge=c["judge"], variant=c["variant"]) for c in doc.get("census", [])]
     parts.append(
         details(
-            f"Every judge x variant cell ({len(cells)})", table(head, cells, numeric=range(2, 10))
+            f"Every judge x variant cell ({len(cells)})",
+            table(head, cells, numeric=range(2, 10), row_attrs=drills, cls="wb-census-cells"),
         )
     )
     tests = doc.get("missingness_tests") or []
@@ -279,7 +287,8 @@ def scorecard_tables(r: Report) -> Html:
     head = [
         "rank",
         "variant",
-        f"{hl}: mean (valid/rows) [{conf} CI]",
+        f"{hl}: mean (valid/rows) [{conf} cluster t]",
+        f"[{conf} cluster bootstrap]",
         "zero-filled",
         "shift",
         f"if missing were {lo:g}..{hi:g}",
@@ -288,17 +297,24 @@ def scorecard_tables(r: Report) -> Html:
     ]
     body, classes = [], []
     rank = 0
+    cut = False
     for c in cells:
         measured = c["status"] == "measured"
         rank += measured
+        cut |= truncated(c["ci_low"], c["ci_high"], cfg.value_range)
+        mean = (f"- (0/{c['rows']})" if c["mean"] is None else
+                f"{num(c['mean'], cfg.decimals)} ({c['valid_n']}/{c['rows']}) "
+                f"{bounded_interval(c['ci_low'], c['ci_high'], cfg.value_range, cfg.decimals)}")
         body.append(
             [
                 rank if measured else "-",
                 c["variant"],
-                tag("span", cell_text(c), cls="wb-mono"),
-                num(c["zero_filled_mean"]),
-                signed(c["zero_filled_diff"]),
-                interval(c["lower_bound"], c["upper_bound"]),
+                tag("span", mean, cls="wb-mono"),
+                tag("span", bounded_interval(c.get("boot_low"), c.get("boot_high"), cfg.value_range,
+                                             cfg.decimals), cls="wb-mono"),
+                num(c["zero_filled_mean"], cfg.decimals),
+                signed(c["zero_filled_diff"], cfg.decimals),
+                interval(c["lower_bound"], c["upper_bound"], cfg.decimals),
                 c["clusters"],
                 _status_badge(c["status"]),
             ]
@@ -308,13 +324,16 @@ def scorecard_tables(r: Report) -> Html:
         table(
             head,
             body,
-            numeric=[0, 3, 4, 5, 6],
+            numeric=[0, 4, 5, 6, 7],
             row_classes=classes,
+            row_attrs=[drill(variant=c["variant"]) for c in cells],
             caption="Means over valid rows only, judges pooled. Zero-filled = what averaging "
             "missing scores "
             f"as 0 prints; shift = zero-filled minus valid mean. Cells below {cfg.min_valid_n} "
             "valid or "
-            f"{cfg.min_clusters} scenarios are greyed and not ranked.",
+            f"{cfg.min_clusters} scenarios are greyed and not ranked."
+            + (f" * a t bound past the rubric ({lo:g} to {hi:g}), shown at the rubric's end: "
+               "the bootstrap interval beside it stays inside." if cut else ""),
         )
     ]
     fields = list(cfg.score_names)
@@ -333,7 +352,7 @@ def scorecard_tables(r: Report) -> Html:
                     row_cells.append(
                         tag(
                             "span",
-                            cell_text(c),
+                            cell_text(c, r.cfg.decimals),
                             cls="wb-mono" + ("" if c["status"] == "measured" else " wb-dim"),
                         )
                     )
@@ -465,6 +484,8 @@ def published_cells(r: Report) -> list[dict[str, Any]]:
                 "nearest_rule": p.get("nearest_rule"),
                 "nearest_value": p.get("nearest_value"),
                 "decimals": p.get("decimals", 2),
+                "ambiguous": p.get("ambiguous"),
+                "finding": p.get("finding"),
             }
         )
     return out
@@ -499,6 +520,10 @@ def published_table(r: Report) -> Html:
             if c["reproduced_by"] or c["nearest_rule"] is None
             else f"{c['nearest_rule']} {num(c['nearest_value'], nd + 2)}"
         )
+        if c.get("finding"):  # a cell the rows cannot speak to
+            near = c["finding"]
+        elif c.get("ambiguous"):  # several rules print this value: say why, name none
+            near = c["ambiguous"]["why"]
         valid = (
             "-"
             if c["valid_mean"] is None
@@ -522,7 +547,7 @@ def published_table(r: Report) -> Html:
             "field",
             "published",
             "reproduced by",
-            "nearest rule",
+            "nearest rule / why ambiguous",
             "valid mean (valid/rows) [CI]",
             "valid - published",
         ],
@@ -530,7 +555,8 @@ def published_table(r: Report) -> Html:
         numeric=[2, 6],
         caption="Rules: valid mean (missing dropped), zero filled (missing = 0), min filled "
         "(missing = "
-        "rubric minimum), item mean (judges averaged per item first), zero filled planned "
+        "rubric minimum), item mean (judges averaged per item first), all rows (every line as "
+        "read, re-runs included: FastChat's rule), zero filled planned "
         "(planned-but-absent judgments also 0), drop sentinels only (every number read except "
         "sentinels, out-of-range kept: FastChat's rule), raw numeric mean (every number read, "
         "sentinels included). Matched at the printed precision.",
@@ -841,7 +867,88 @@ def rows_appendix(r: Report, limit: int = ROWS_LISTED) -> Html:
         numeric=[6],
         row_classes=classes,
         cls="wb-rows",
+        table_attrs={"data-total": rows.height},
     )
     return details(f"Show {len(body)} of {rows.height} rows", tbl)
 
 
+
+
+def _span(values: Sequence[int]) -> str:
+    vals = sorted(set(values))
+    if not vals:
+        return "-"
+    return str(vals[0]) if len(vals) == 1 else f"{vals[0]} to {vals[-1]}"
+
+
+#: Each method the report shows: (what, method, reference).
+METHODS = {
+    "cluster_t": (
+        "Scorecard and contrast intervals",
+        "CR1 cluster-robust standard error with scenarios as clusters, t with G - 1 degrees of "
+        "freedom",
+        "Cameron & Miller (2015), J. Human Resources 50(2); Miller (2024), arXiv:2411.00640",
+    ),
+    "cluster_bootstrap": (
+        "Scorecard bootstrap and judge offset intervals",
+        "cluster bootstrap: whole scenarios resampled, percentile interval",
+        "Field & Welsh (2007), JRSS B 69(3); Efron & Tibshirani (1993)",
+    ),
+    "wilson": ("Missing, flag and pass rates", "Wilson score interval",
+               "Wilson (1927), JASA 22(158)"),
+    "chi2": ("Does the missing rate depend on the judge / variant?",
+             "Pearson chi-squared test of the levels x [missing, scored] table",
+             "Pearson (1900); Agresti (2013), Categorical Data Analysis"),
+    "chi2_monte_carlo": ("Does the missing rate depend on the judge / variant?",
+                         "chi-squared statistic with a seeded Monte Carlo p-value (sparse tables)",
+                         "Hope (1968), JRSS B 30(3)"),
+    "fisher_exact": ("Missing rates of two sides (confounding), 2 x 2 missingness tests",
+                     "Fisher's exact test, two-sided", "Fisher (1922), JRSS 85(1)"),
+    "holm": ("Contrast p-values", "Holm step-down adjustment within each family (one per subset)",
+             "Holm (1979), Scand. J. Statistics 6(2)"),
+    "paired": ("Paired contrasts", "difference on matched (scenario, trial, judge) units, "
+               "clustered by scenario", "Miller (2024), arXiv:2411.00640"),
+    "mde": ("Minimum detectable effect", "the difference detectable with the configured power "
+            "at alpha from the clustered SE", "Bloom (1995), Evaluation Review 19(5)"),
+    "kappa": ("Judge agreement", "quadratic-weighted kappa on the rubric's integer scale; "
+              "Krippendorff's alpha (interval)",
+              "Cohen (1968), Psych. Bulletin 70(4); Krippendorff (2004)"),
+}
+
+
+def methods_table(r: Report) -> Html:
+    """Each interval and test the report shows, with its reference and what it was computed on."""
+    doc, cfg = r.doc, r.cfg
+    conf = f"{cfg.confidence:.0%}"
+    cells = pooled_cells(doc)
+    offsets = pooled_offsets(doc)
+    cs = headline_contrasts(doc)
+    on = {
+        "cluster_t": f"{conf}; pooled {r.headline} cells on {_span([c['clusters'] for c in cells])} "
+        f"scenarios; {len(cs)} contrasts on {_span([int(c['df']) + 1 for c in cs if c.get('df')])} "
+        "scenarios",
+        "cluster_bootstrap": f"{conf}; {cfg.resamples} resamples, seed {cfg.seed}; offsets on "
+        f"{_span([o['clusters'] for o in offsets])} scenarios",
+        "wilson": f"{conf}; per judge x variant cell (denominator: judgments, planned ones "
+        "with no row included)",
+        "holm": f"alpha {cfg.alpha:g}; {len(cs)} contrasts in the all-scenario family",
+        "paired": f"{sum(1 for c in cs if c.get('paired_diff') is not None)} of {len(cs)} "
+        "contrasts have matched units",
+        "mde": f"power {cfg.power:g}, alpha {cfg.alpha:g}; target effect {cfg.target_effect:g}",
+        "kappa": f"{len(offsets)} judge pairs",
+        "fisher_exact": f"alpha {cfg.alpha:g}",
+    }
+    for t in doc.get("missingness_tests", []):
+        text = f"{t['factor']}: {t['levels']} levels over judgments"
+        on[t["method"]] = f"{on[t['method']]}; {text}" if t["method"] in on else text
+    used = {"cluster_t", "cluster_bootstrap", "wilson", "holm", "paired", "mde", "fisher_exact"}
+    used |= {t["method"] for t in doc.get("missingness_tests", []) if t["method"] in METHODS}
+    if offsets:
+        used.add("kappa")
+    rows = []
+    for key, (what, how, ref) in METHODS.items():
+        if key in used:
+            rows.append([what, how, on.get(key, "-"), ref])
+    return table(["what", "method", "computed on", "reference"], rows,
+                 caption="Every interval and test respects the design: judges rate the same "
+                 "items and trials repeat scenarios, so scenarios are the clusters.")

@@ -1,0 +1,127 @@
+"""``--preset auto``: tell the harness format from a file's path and first rows.
+
+:func:`detect` looks at each input (its extension, path and first row: the first non-blank
+line of JSON lines, the first element of a JSON array, the top-level object of an Inspect
+log) and names the shipped preset whose format it is, with the evidence. When every input
+agrees it returns that preset; when an input fits none, or inputs fit different presets, it
+refuses (:class:`~workbench.errors.ConfigError`, exit 2) naming each file's candidates, so a
+wrong guess never silently reads rows with the wrong meaning. ``--preset auto`` is also the
+default when neither ``--preset`` nor ``--config`` is given and the first input's first row
+does not have the default format's key fields (:func:`default_fits`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from typing import Any
+
+from .config import KEY_FIELDS
+from .errors import ConfigError
+
+_PEEK_BYTES = 1 << 20
+_MAX_ARRAY_BYTES = 256 << 20
+
+
+def _first_row(path: str) -> tuple[Any, str]:
+    """(first row or top-level object, what it is) of a file; (None, why) when unreadable."""
+    if path.endswith(".eval"):
+        try:
+            with zipfile.ZipFile(path) as z:
+                if "header.json" in z.namelist():
+                    return json.loads(z.read("header.json")), "inspect-eval"
+                return None, "a zip without header.json"
+        except (zipfile.BadZipFile, OSError, ValueError) as exc:
+            return None, f"not a readable zip ({exc})"
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as fh:
+            head = fh.read(_PEEK_BYTES)
+    except OSError as exc:
+        return None, f"cannot read ({exc.strerror or exc})"
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip()
+    if text.startswith("["):
+        if size > _MAX_ARRAY_BYTES:
+            return None, "a JSON array too large to peek at"
+        try:
+            with open(path, encoding="utf-8-sig") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError) as exc:
+            return None, f"not a readable JSON array ({exc})"
+        first = next((x for x in data if isinstance(x, dict)), None) if isinstance(data, list) else None
+        return first, "array"
+    if text.startswith("{") and path.endswith(".json"):
+        try:
+            with open(path, encoding="utf-8-sig") as fh:
+                obj = json.load(fh) if size <= _MAX_ARRAY_BYTES else None
+        except (OSError, ValueError):
+            obj = None
+        if isinstance(obj, dict):
+            return obj, "object"
+    for line in text.split("\n"):
+        if line.strip():
+            try:
+                return json.loads(line), "line"
+            except ValueError:
+                return None, "its first line is not JSON"
+    return None, "empty"
+
+
+def classify(path: str) -> tuple[str | None, str]:
+    """(preset or None for the default format, evidence) for one file; ("?", why) when no
+    shipped format fits."""
+    row, kind = _first_row(path)
+    name = os.path.basename(path)
+    posix = os.path.abspath(path).replace(os.sep, "/")
+    if row is None:
+        return "?", f"{name}: {kind}"
+    if not isinstance(row, dict):
+        return "?", f"{name}: the first row is not a JSON object"
+    keys = set(row)
+    if kind == "inspect-eval" or (kind == "object" and "eval" in keys and ({"samples", "results"} & keys)):
+        writer = "vitals (R)" if str((row.get("eval") or {}).get("task_file", "")).endswith(".R") else "Inspect"
+        shape = "zip with header.json" if kind == "inspect-eval" else "eval/results/samples object"
+        return "inspect", f"{name}: an Inspect evaluation log ({shape}, written by {writer})"
+    if "games" in keys and isinstance(row.get("games"), list):
+        ver = "v2.0" if "uid" in keys else "v0.1"
+        return "arena-hard", f"{name}: rows with a 'games' list of position-swapped verdicts (Arena-Hard-Auto {ver})"
+    if {"g1_winner", "g2_winner"} <= keys:
+        return "mt-bench-pair", f"{name}: rows with g1_winner/g2_winner (FastChat MT-Bench pairwise)"
+    if {"preference", "generator_2"} <= keys or ("preference" in keys and "/annotations.json" in posix):
+        return "alpaca-eval", f"{name}: array elements with preference and generator_2 (AlpacaEval annotations)"
+    if "session_id" in keys and ("parsed_result" in keys or "/eval=" in posix):
+        where = " under eval=<judge>/" if "/eval=" in posix else " with parsed_result"
+        return "wildbench", f"{name}: session_id rows{where} (WildBench scores)"
+    if {"question_id", "score", "turn"} <= keys and isinstance(row.get("judge"), list):
+        return "mt-bench", f"{name}: rows with question_id, turn, score and a judge list (FastChat MT-Bench single)"
+    if {"question_id", "model", "score", "judgment"} <= keys:
+        return "arena-hard-v1", (f"{name}: rows with question_id, model, judgment and a numeric score "
+                                 "(arena-bench-v1 single grading)")
+    if set(KEY_FIELDS) <= keys:
+        return None, f"{name}: rows with {', '.join(KEY_FIELDS)} (the default format)"
+    return "?", f"{name}: fields {', '.join(sorted(keys)[:8])}{'...' if len(keys) > 8 else ''} fit no shipped preset"
+
+
+def default_fits(paths: list[str]) -> bool:
+    """Whether the first input's first row has the default format's key fields."""
+    if not paths:
+        return True
+    row, _ = _first_row(paths[0])
+    return isinstance(row, dict) and set(KEY_FIELDS) <= set(row)
+
+
+def detect(paths: list[str]) -> tuple[str | None, str]:
+    """(preset, why) for the inputs, preset None meaning the default format; raises
+    :class:`ConfigError` listing every file's candidates when they cannot be told apart."""
+    found = [(p, *classify(p)) for p in paths]
+    names = {c for _, c, _ in found}
+    if len(names) == 1 and "?" not in names:
+        preset = next(iter(names))
+        why = found[0][2] + (f" (and {len(found) - 1} more file(s) alike)" if len(found) > 1 else "")
+        return preset, why
+    lines = "; ".join(f"{why} -> {c if c != '?' else 'no preset'}" for _, c, why in found[:8])
+    cands = sorted(c or "default" for c in names if c != "?")
+    raise ConfigError("--preset auto cannot tell the format: " + lines
+                      + (f"; candidates: {', '.join(cands)}" if cands else "")
+                      + "; give --preset NAME (workbench preset list) or --config FILE")

@@ -1,0 +1,363 @@
+"""Native harness layouts: rows as a harness writes them -> one dict per judgment.
+
+:mod:`workbench.ingest` reads plain JSON lines and JSON arrays itself. A config that sets
+``explode`` (one input row holding several judgments), ``aliases`` (a field that has another
+name in some versions of a format) or ``reader: inspect`` (Inspect AI evaluation logs) sends
+its files through :func:`read_native` instead, which turns each file into a list of plain
+dicts, one per judgment, and tells ingest which physical line (JSON element, Inspect sample)
+each came from. Ingest then extracts and classifies those dicts exactly as it does decoded
+lines, so every bucket, reason and count means the same thing.
+
+What each reader produces:
+
+* **explode** (Arena-Hard ``games``, FastChat pairwise ``g1_winner``/``g2_winner``): a row
+  with ``k`` judgments becomes ``k`` dicts holding the row's other fields, the judgment under
+  ``explode.as`` (default ``game``) and its 1-based ``position`` ("1", "2"), which a preset maps
+  to a key field (usually ``trial``) so the two position-swapped games of one item are two
+  judgments of the same item. ``explode.positions`` fixes how many judgments a row should
+  have: a missing one is still a row (bucket ``empty``, reason "position 2: no judgment in the
+  row"), so a lost game is counted, never invisible. A null game is ``empty`` with its reason.
+  A row whose list field is missing or not a list is one ``malformed`` row naming the field.
+* **inspect** (Inspect AI logs, see :func:`inspect_log`): one dict per sample x scorer with
+  ``sample_id``, ``epoch``, ``model``, ``task``, ``run_id``, ``scorer``, ``value``, ``writer``
+  (``inspect`` or ``vitals``: the R port writes the same schema). A sample with an ``error``
+  is bucket ``errored``; a sample without a value from that scorer is ``unscored``; both keep
+  their reason. The log's own printed metrics (``results.scores[].metrics``) are kept in
+  :attr:`NativeRows.meta` for :mod:`workbench.harness` to compare with.
+
+The Inspect reader is a small reader of the documented log format, standard library only
+(``zipfile`` + ``json``), not ``inspect_ai`` itself (not a dependency: it pulls in a large tree
+for what is two JSON layouts). A ``.eval`` file is a zip with ``header.json`` (``eval``,
+``plan``, ``results``, ``stats``) and ``samples/<id>_epoch_<n>.json`` (one sample each); a
+``.json`` log is one object with the same header fields and a ``samples`` list.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import Config
+from .errors import InputError
+
+_MISSING = object()
+
+
+@dataclass
+class NativeRows:
+    """One file read natively: a dict (or None where malformed) per judgment row."""
+
+    objects: list[dict[str, Any] | None] = field(default_factory=list)
+    errors: dict[int, str] = field(default_factory=dict)  # row index -> malformed reason
+    lines: list[int] = field(default_factory=list)  # physical line / element / sample number
+    forced: dict[int, tuple[str, str]] = field(default_factory=dict)  # index -> (bucket, reason)
+    physical: int = 0  # lines (JSON elements, samples) the file holds
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, obj: dict[str, Any] | None, line: int, error: str | None = None,
+            forced: tuple[str, str] | None = None) -> None:
+        i = len(self.objects)
+        self.objects.append(obj)
+        self.lines.append(line)
+        if error is not None:
+            self.errors[i] = error
+        if forced is not None:
+            self.forced[i] = forced
+
+
+def _json_type(obj: Any) -> str:
+    return {list: "array", str: "string", int: "number", float: "number", bool: "boolean",
+            type(None): "null", dict: "object"}.get(type(obj), type(obj).__name__)
+
+
+def _loads(text: str) -> Any:
+    def bad_constant(name: str) -> float:
+        return float(name.replace("Infinity", "inf"))  # NaN/Infinity: classified as invalid_number
+    return json.loads(text, parse_constant=bad_constant)
+
+
+def _base_rows(path: str, cfg: Config) -> list[tuple[int, Any, str | None]]:
+    """(line, decoded object or None, error) per physical line / array element."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if not data.strip():
+        raise InputError(path, "file is empty")
+    fmt = cfg.format
+    if fmt == "auto":
+        fmt = "json-array" if path.endswith(".json") else "jsonl"
+    out: list[tuple[int, Any, str | None]] = []
+    if fmt == "json-array":
+        try:
+            items = _loads(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise InputError(path, f"not valid UTF-8 (byte {exc.start})") from exc
+        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+            raise InputError(path, f"not a JSON array: {exc}") from exc
+        if not isinstance(items, list):
+            raise InputError(path, f"expected a JSON array of row objects, got a JSON {_json_type(items)}")
+        for i, obj in enumerate(items, start=1):
+            out.append((i, obj, None))
+        return out
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    for i, raw in enumerate(lines, start=1):
+        raw = raw[:-1] if raw.endswith(b"\r") else raw
+        if not raw.strip():
+            out.append((i, _MISSING, None))  # blank
+            continue
+        try:
+            out.append((i, _loads(raw.decode("utf-8")), None))
+        except UnicodeDecodeError as exc:
+            out.append((i, None, f"not valid UTF-8 (byte {exc.start})"))
+        except json.JSONDecodeError as exc:
+            out.append((i, None, f"not JSON: {exc.msg} (column {exc.colno})"))
+        except (RecursionError, ValueError) as exc:
+            out.append((i, None, f"not JSON: {exc}"))
+    return out
+
+
+def _apply_aliases(obj: dict[str, Any], cfg: Config) -> dict[str, Any]:
+    if not cfg.aliases:
+        return obj
+    for name, alts in cfg.aliases.items():
+        if name not in obj:
+            for alt in alts:
+                if alt in obj:
+                    obj = {**obj, name: obj[alt]}
+                    break
+    return obj
+
+
+def _explode(obj: dict[str, Any], cfg: Config, line: int, out: NativeRows) -> None:
+    ex = cfg.explode
+    assert ex is not None
+    name = ex["as"]
+    if ex["field"] is not None:
+        items = obj.get(ex["field"], _MISSING)
+        if items is _MISSING or not isinstance(items, list):
+            got = "missing" if items is _MISSING else f"a JSON {_json_type(items)}"
+            out.add(None, line, error=f"field '{ex['field']}' is {got}; expected a list of judgments")
+            return
+        rest = {k: v for k, v in obj.items() if k != ex["field"]}
+        label = ex["field"]
+    else:
+        items = [obj.get(f, _MISSING) for f in ex["fields"]]
+        rest = {k: v for k, v in obj.items() if k not in ex["fields"]}
+        label = "/".join(ex["fields"])
+    k = ex["positions"] or len(items)
+    if not items and not ex["positions"]:
+        out.add(None, line, error=f"field '{label}' holds no judgment")
+        return
+    for i in range(max(k, len(items))):
+        pos = str(i + 1)
+        row = {**rest, "position": pos}
+        item = items[i] if i < len(items) else _MISSING
+        if item is _MISSING:
+            what = (f"field '{ex['fields'][i]}' is missing" if ex["fields"] is not None and i < len(ex["fields"])
+                    else f"no judgment in the row (the list has {len(items)})")
+            out.add(row, line, forced=("empty", f"position {pos}: {what}"))
+            continue
+        row[name] = item
+        if item is None:
+            out.add(row, line, forced=("empty", f"position {pos}: the judgment is null"))
+        else:
+            out.add(row, line)
+
+
+def read_native(path: str, cfg: Config) -> NativeRows:
+    """Read one file into judgment dicts (see the module docstring)."""
+    if cfg.reader == "inspect":
+        return inspect_log(path, cfg)
+    out = NativeRows()
+    base = _base_rows(path, cfg)
+    out.physical = len(base)
+    for line, obj, err in base:
+        if obj is _MISSING:
+            out.add(None, line, forced=("blank", ""))
+        elif err is not None:
+            out.add(None, line, error=err)
+        elif not isinstance(obj, dict):
+            out.add(None, line, error=f"not a JSON object (a JSON {_json_type(obj)})")
+        else:
+            obj = _apply_aliases(obj, cfg)
+            if cfg.explode is not None:
+                _explode(obj, cfg, line, out)
+            else:
+                out.add(obj, line)
+    return out
+
+
+# --------------------------------------------------------------------------- Inspect AI logs
+
+
+def _inspect_parts(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(header, samples) of an Inspect log: a ``.eval`` zip or a ``.json`` log."""
+    if path.endswith(".eval"):
+        try:
+            with zipfile.ZipFile(path) as z:
+                names = z.namelist()
+                if "header.json" not in names:
+                    raise InputError(path, "not an Inspect .eval log: the zip has no header.json "
+                                     f"(entries: {', '.join(names[:5]) or 'none'})")
+                header = json.loads(z.read("header.json"))
+                sample_names = sorted((n for n in names if n.startswith("samples/") and n.endswith(".json")),
+                                      key=_sample_order)
+                samples = [json.loads(z.read(n)) for n in sample_names]
+        except zipfile.BadZipFile as exc:
+            raise InputError(path, f"not an Inspect .eval log: not a zip file ({exc})") from exc
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(path, f"Inspect .eval log: an entry is not JSON ({exc})") from exc
+        except OSError as exc:
+            raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
+        return header, samples
+    try:
+        d = json.loads(Path(path).read_bytes().decode("utf-8-sig"))
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"not an Inspect JSON log: {exc}") from exc
+    if not isinstance(d, dict) or "eval" not in d:
+        raise InputError(path, "not an Inspect log: expected a JSON object with 'eval' and 'samples'")
+    return d, list(d.get("samples") or [])
+
+
+def _sample_order(name: str) -> tuple[Any, ...]:
+    stem = name.rsplit("/", 1)[-1].removesuffix(".json")
+    sid, _, ep = stem.rpartition("_epoch_")
+    return (0, int(sid), int(ep or 0)) if sid.isdigit() and ep.isdigit() else (1, stem, 0)
+
+
+def inspect_writer(header: dict[str, Any]) -> str:
+    """``vitals`` for logs written by the R port (task file in R, percent accuracy), else ``inspect``."""
+    ev = header.get("eval") or {}
+    if str(ev.get("task_file") or "").endswith(".R"):
+        return "vitals"
+    for sc in (header.get("results") or {}).get("scores") or []:
+        acc = (sc.get("metrics") or {}).get("accuracy") or {}
+        if acc.get("params") == {"1": "numeric_scores"}:
+            return "vitals"
+    return "inspect"
+
+
+def inspect_log(path: str, cfg: Config) -> NativeRows:
+    """One row per sample x scorer of an Inspect log (see the module docstring)."""
+    header, samples = _inspect_parts(path)
+    ev = header.get("eval") or {}
+    results = header.get("results") or {}
+    scorers = [s.get("name") for s in results.get("scores") or [] if s.get("name")]
+    if not scorers:
+        scorers = [s.get("name") for s in ev.get("scorers") or [] if s.get("name")]
+    for s in samples:
+        for name in (s.get("scores") or {}):
+            if name not in scorers:
+                scorers.append(name)
+    writer = inspect_writer(header)
+    out = NativeRows()
+    out.physical = len(samples)
+    ds = ev.get("dataset") or {}
+    out.meta = {"writer": writer, "status": header.get("status"), "model": ev.get("model"),
+                "task": ev.get("task"), "run_id": ev.get("run_id"),
+                "dataset_samples": ds.get("samples"), "sample_ids": ds.get("sample_ids"),
+                "printed": {sc.get("name"): {k: (m or {}).get("value") for k, m in (sc.get("metrics") or {}).items()}
+                            for sc in results.get("scores") or []}}
+    if not samples:
+        raise InputError(path, f"Inspect log has no samples (status {header.get('status')!r})")
+    for i, s in enumerate(samples, start=1):
+        if not isinstance(s, dict):
+            out.add(None, i, error=f"sample {i} is not a JSON object")
+            continue
+        base = {"sample_id": s.get("id"), "epoch": s.get("epoch", 1), "model": ev.get("model"),
+                "task": ev.get("task"), "run_id": ev.get("run_id"), "writer": writer}
+        err = s.get("error")
+        scores = s.get("scores") or {}
+        for name in scorers:
+            row = {**base, "scorer": name}
+            sc = scores.get(name)
+            if err:
+                msg = err.get("message") if isinstance(err, dict) else str(err)
+                out.add(row, i, forced=("errored", f"sample error: {_short(msg)}"))
+                continue
+            if not isinstance(sc, dict) or "value" not in sc:
+                out.add(row, i, forced=("unscored", f"no value from scorer {name!r}"))
+                continue
+            value = sc.get("value")
+            reason = ((sc.get("metadata") or {}) if isinstance(sc.get("metadata"), dict) else {}).get("unscored_reason")
+            if value is None or reason or (isinstance(value, float) and math.isnan(value)):
+                out.add({**row, "value": None}, i,
+                        forced=("unscored", f"scorer {name!r} left the sample unscored"
+                                + (f" ({reason})" if reason else "")))
+                continue
+            row["value"] = value
+            out.add(row, i)
+    return out
+
+
+def _short(text: Any, n: int = 80) -> str:
+    t = " ".join(str(text).split())
+    return t if len(t) <= n else t[: n - 3] + "..."
+
+
+def inspect_header(path: str) -> dict[str, Any]:
+    """The log's header (``eval``, ``results``...) without its samples, for the harness check."""
+    header, _ = _inspect_parts(path)
+    return header
+
+
+# --------------------------------------------------------------------------- task lists
+
+
+def read_task_ids(path: str, keys: list[str] | tuple[str, ...]) -> list[str]:
+    """Task ids of a harness's question file (JSON lines or a JSON array), the first of ``keys``
+    each row has (``question_id``, else ``uid``). Raises :class:`InputError` naming the line."""
+    try:
+        data = Path(path).read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise InputError(path, f"cannot read task list: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"task list is not valid UTF-8 (byte {exc.start})") from exc
+    stripped = data.lstrip()
+    objs: list[tuple[int, Any]] = []
+    if stripped.startswith("["):
+        try:
+            objs = list(enumerate(json.loads(data), start=1))
+        except json.JSONDecodeError as exc:
+            raise InputError(path, f"task list is not a JSON array: {exc.msg}", line=exc.lineno) from exc
+    else:
+        for i, line in enumerate(data.split("\n"), start=1):
+            if not line.strip():
+                continue
+            try:
+                objs.append((i, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise InputError(path, f"task list line is not JSON: {exc.msg}", line=i) from exc
+    out: list[str] = []
+    seen: set[str] = set()
+    for i, obj in objs:
+        tid = None
+        if isinstance(obj, dict):
+            tid = next((obj[k] for k in keys if isinstance(obj.get(k), str | int) and str(obj[k]).strip()), None)
+        if tid is None:
+            raise InputError(path, f"task has none of the id fields {', '.join(keys)}", line=i)
+        if str(tid) not in seen:
+            seen.add(str(tid))
+            out.append(str(tid))
+    if not out:
+        raise InputError(path, "task list is empty")
+    return out
+
+
+def task_file_for(input_path: str, cfg: Config) -> str | None:
+    """The preset's task list for an input (``tasks.file`` relative to the input's folder), if it exists."""
+    if cfg.tasks is None:
+        return None
+    cand = (Path(input_path).resolve().parent / cfg.tasks["file"]).resolve()
+    return str(cand) if cand.is_file() else None

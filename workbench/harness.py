@@ -1,0 +1,363 @@
+"""Harness rules: the figure each harness's own scoring code prints, recomputed from the rows.
+
+The workbench's own numbers (valid means with valid n, intervals, bounds) answer "what do the
+rows say"; a reviewer also needs "what did the harness print, and does it follow from these
+rows". A preset names its harness (``harness: {rule: NAME, ...}``) and :func:`harness_figures`
+applies that harness's documented rule to the rows *as read* (every line, re-runs and
+conflicting duplicates included, as the harness reads them), so the printed leaderboard value
+can be compared with the workbench's figure side by side. The rules (source files and lines
+in each preset and in docs/real-data.md):
+
+* ``fastchat_single`` (FastChat show_result.py, single): drop ``score == -1``, mean of every
+  other row per model and turn and over both turns.
+* ``fastchat_pairwise`` (show_result.py, pairwise-all): drop a row if either game is
+  ``error``; per row one outcome: a tie if game 1 is a tie or the two games disagree, else the
+  agreed winner; ``win_rate_adjusted = (win + tie / 2) / n`` for each model of the pair.
+* ``alpaca_eval`` (metrics/helpers.py describe_head2head): 0 -> 1.5, keep 1 <= p <= 2,
+  ``x = p - 1``; ``win_rate = 100 mean(x)``, ``standard_error = 100 sem(x)``, ``n_wins``,
+  ``n_wins_base``, ``n_draws``, ``n_total``, ``discrete_win_rate``.
+* ``wildbench`` (leaderboard/data_dir/_create_tables.py): ``score`` = mean of every row's
+  score, ``adjusted_score = (score - 5) * 2``, ``total`` = rows; a file whose name contains
+  "128", "256", ... is skipped by the harness (said in the record's note).
+* ``arena_hard`` (show_result.py): v0.1 keeps each game with a verdict (weight 3 for ``>>``,
+  a null game dropped alone), v2.0 drops a row with any null game; score = 100 * weighted win
+  share against the baseline, ties half (the single-baseline Bradley-Terry MLE); a model that
+  is the baseline is 50 by construction.
+* ``inspect`` (scorer/_metrics accuracy, stderr): C 1, P 0.5, I 0, N 0 (NOANSWER as 0: the
+  zero-filled counterfactual), mean and sample sd / sqrt(n) (0 when n < 2) over scored
+  samples; logs written by vitals (R) use vitals' rule (grades I < P < C as 0, 1, 2 divided by
+  the observed maximum, times 100). The log's printed metrics are compared.
+
+:func:`position_swap` adds, for presets that explode position-swapped games, per variant and
+judge: items with both games usable, how often the two games disagree (with a Wilson
+interval), the mean credit by position (the position effect), items with one or both games
+missing, and items planned but absent from the file.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from . import stats
+from .config import Config
+
+WILDBENCH_SKIP = ("128", "256", "384", "512", "640", "768", "896", "1024")
+"""File-name fragments WildBench's _create_tables.py (line 86) skips."""
+
+
+def _mean(xs: list[float]) -> float | None:
+    return math.fsum(xs) / len(xs) if xs else None
+
+
+def _sem(xs: list[float]) -> float | None:
+    if len(xs) < 2:
+        return None
+    m = math.fsum(xs) / len(xs)
+    return math.sqrt(math.fsum((x - m) ** 2 for x in xs) / (len(xs) - 1)) / math.sqrt(len(xs))
+
+
+def _read(rows: pl.DataFrame) -> pl.DataFrame:
+    """Every row as read from a file (no planned-but-absent rows, no blank or malformed lines:
+    those have no trustworthy key, and the harness's own reader would fail on them)."""
+    return rows.filter(pl.col("line").is_not_null() & ~pl.col("bucket").is_in(["blank", "malformed"]))
+
+
+def _rec(rule: str, variant: str | None, judge: str | None, figure: str, value: Any, n: int | None,
+         note: str | None = None, printed: Any = None, file: str | None = None) -> dict[str, Any]:
+    rec: dict[str, Any] = {"rule": rule, "variant": variant, "judge": judge, "figure": figure,
+                           "value": value, "n": n, "note": note}
+    if printed is not None:
+        rec["printed"] = printed
+        rec["matches"] = (value is not None and isinstance(printed, int | float)
+                          and abs(float(value) - float(printed)) <= 5e-5 * max(1.0, abs(float(printed))))
+    if file is not None:
+        rec["file"] = file
+    return rec
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def _fastchat_single(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
+    hl = cfg.headline
+    read = _read(rows).filter(pl.col(f"{hl}__raw").is_not_null()
+                              & (pl.col(f"{hl}__status") != "sentinel"))
+    out = []
+    for (variant, judge), g in sorted(read.partition_by(["variant", "judge"], as_dict=True).items(),
+                                      key=lambda kv: tuple(map(str, kv[0]))):
+        turn = g["scenario"].str.split(":").list.last()
+        for label, part in (("turn 1", g.filter(turn == "1")), ("turn 2", g.filter(turn == "2")),
+                            ("average", g)):
+            vals = part[f"{hl}__raw"].to_list()
+            if vals:
+                out.append(_rec("fastchat_single", variant, judge, label, _mean(vals), len(vals)))
+    return out
+
+
+def _pair_games(rows: pl.DataFrame, cfg: Config) -> dict[tuple[str, int], dict[str, Any]]:
+    """Per input row (file, line): its games' labels by position, variant, judge, opponent."""
+    hl = cfg.headline
+    read = _read(rows)
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    cols = ["file", "line", "variant", "judge", "trial", f"{hl}__label", f"{hl}__raw"]
+    opp = "x_opponent" in read.columns
+    base = "x_baseline" in read.columns
+    for r in read.select(cols + (["x_opponent"] if opp else []) + (["x_baseline"] if base else [])
+                         + [c for c in read.columns if c == "path_bench"]).iter_rows(named=True):
+        key = (r["file"], r["line"])
+        item = out.setdefault(key, {"variant": r["variant"], "judge": r["judge"], "games": {},
+                                    "credit": {}, "opponent": r.get("x_opponent"),
+                                    "baseline": r.get("x_baseline"), "bench": r.get("path_bench"),
+                                    "file": r["file"]})
+        item["games"][r["trial"]] = r[f"{hl}__label"]
+        item["credit"][r["trial"]] = r[f"{hl}__raw"]
+    return out
+
+
+def _fastchat_pairwise(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
+    items = _pair_games(rows, cfg)
+    res: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    dropped: dict[str, int] = defaultdict(int)
+    for it in items.values():
+        g1, g2 = it["games"].get("1"), it["games"].get("2")
+        m1, m2, judge = it["opponent"], it["variant"], it["judge"]
+        if g1 == "error" or g2 == "error":
+            dropped[judge] += 1
+            continue
+        if g1 == "tie" or g1 != g2:
+            res[(m1, judge)][2] += 1
+            res[(m2, judge)][2] += 1
+        else:
+            w, lo = (m1, m2) if g1 == "model_1" else (m2, m1)
+            res[(w, judge)][0] += 1
+            res[(lo, judge)][1] += 1
+    out = []
+    for (model, judge), (w, lo, t) in sorted(res.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        n = w + lo + t
+        note = (f"pairwise-all; {dropped[judge]} row(s) with an 'error' game dropped"
+                if dropped.get(judge) else "pairwise-all; every row counted, re-runs included")
+        for fig, val in (("win", w), ("loss", lo), ("tie", t), ("win_rate", w / n),
+                         ("loss_rate", lo / n), ("win_rate_adjusted", (w + 0.5 * t) / n)):
+            out.append(_rec("fastchat_pairwise", model, judge, fig, val, n,
+                            note if fig == "win_rate_adjusted" else None))
+    return out
+
+
+def _alpaca_eval(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
+    hl = cfg.headline
+    read = _read(rows).filter(pl.col(f"{hl}__raw").is_not_null())
+    out = []
+    for (variant, judge), g in sorted(read.partition_by(["variant", "judge"], as_dict=True).items(),
+                                      key=lambda kv: tuple(map(str, kv[0]))):
+        prefs = [1.5 if p == 0 else float(p) for p in g[f"{hl}__raw"].to_list()]
+        prefs = [p for p in prefs if 1 <= p <= 2]
+        x = [p - 1 for p in prefs]
+        disc = []
+        for p in prefs:
+            q = 0.0 if p == 1.5 else float(round(p))
+            disc.append((1.5 if q == 0 else q) - 1)
+        n = len(x)
+        if not n:
+            continue
+        se = _sem(x)
+        figs = [("win_rate", 100 * _mean(x)), ("standard_error", None if se is None else 100 * se),  # type: ignore[operator]
+                ("n_wins", sum(v > 0.5 for v in x)), ("n_wins_base", sum(v < 0.5 for v in x)),
+                ("n_draws", sum(p == 1.5 for p in prefs)), ("n_total", n),
+                ("discrete_win_rate", 100 * _mean(disc))]  # type: ignore[operator]
+        for fig, val in figs:
+            out.append(_rec("alpaca_eval", variant, judge, fig, val, n))
+    return out
+
+
+def _wildbench(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
+    hl = cfg.headline
+    read = _read(rows)
+    out = []
+    for (file, variant, judge), g in sorted(read.partition_by(["file", "variant", "judge"], as_dict=True).items(),
+                                            key=lambda kv: tuple(map(str, kv[0]))):
+        vals = g[f"{hl}__raw"].drop_nulls().to_list()
+        name = Path(file).name
+        skip = [s for s in WILDBENCH_SKIP if s in name]
+        note = (f"the harness skips this file (its name contains {skip[0]!r}, _create_tables.py line 86): "
+                "this model never reaches score.json" if skip else None)
+        if len(vals) != g.height:
+            note = ((note + "; ") if note else "") + (f"{g.height - len(vals)} row(s) without a number: "
+                                                      "the harness's float() would fail")
+        score = _mean(vals)
+        out.append(_rec("wildbench", variant, judge, "score", score, len(vals), note, file=file))
+        out.append(_rec("wildbench", variant, judge, "adjusted_score",
+                        None if score is None else (score - 5) * 2, len(vals), file=file))
+        out.append(_rec("wildbench", variant, judge, "total", g.height, g.height, file=file))
+    return out
+
+
+def _arena_hard(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
+    params = cfg.harness or {}
+    weights = {k: w for k, (_, w) in (cfg.values or {}).items()}
+    scale = float(cfg.unit.get("scale", 1))
+    items = _pair_games(rows, cfg)
+    acc: dict[tuple[str, str], dict[str, Any]] = {}
+    for it in items.values():
+        key = (it["variant"], it["judge"])
+        a = acc.setdefault(key, {"wc": 0.0, "w": 0.0, "games": 0, "null_games": 0, "dropped_rows": 0,
+                                 "baseline": it["baseline"] or params.get("baseline"),
+                                 "v2": "v2" in str(it["bench"] or ""), "bench": it["bench"]})
+        games = [(pos, it["games"].get(pos), it["credit"].get(pos)) for pos in ("1", "2")]
+        usable = [(pos, lab, c) for pos, lab, c in games if lab in weights and c is not None]
+        if a["v2"] and len(usable) < len(games):
+            a["dropped_rows"] += 1
+            a["null_games"] += len(games) - len(usable)
+            continue
+        a["null_games"] += len(games) - len(usable)
+        for _, lab, c in usable:
+            w = weights[lab]  # the value mapping's weight: 3 for a ">>" verdict
+            a["wc"] += w * (c / scale)
+            a["w"] += w
+            a["games"] += 1
+    out = []
+    for (variant, judge), a in sorted(acc.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        version = "v2.0" if a["v2"] else "v0.1"
+        if variant == a["baseline"]:
+            out.append(_rec("arena_hard", variant, judge, "score", 50.0, a["games"],
+                            f"{version}: the baseline judged against itself; the harness ignores these "
+                            "battles and reports 50 by construction"))
+            continue
+        score = 100 * a["wc"] / a["w"] if a["w"] else None
+        drop = (f"{a['dropped_rows']} row(s) with a null game dropped whole" if a["v2"]
+                else f"{a['null_games']} null game(s) dropped, the other game of the row kept")
+        out.append(_rec("arena_hard", variant, judge, "score", score, a["games"],
+                        f"{version} vs baseline {a['baseline']}: {a['games']} games kept = "
+                        f"{a['w']:g} weighted battles; {drop}"))
+    return out
+
+
+_TO_FLOAT = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0, "true": 1.0, "false": 0.0}
+
+
+def _inspect(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
+    from .formats import inspect_header, inspect_writer
+
+    hl = cfg.headline
+    read = _read(rows)
+    out = []
+    for (file, judge), g in sorted(read.partition_by(["file", "judge"], as_dict=True).items(),
+                                   key=lambda kv: tuple(map(str, kv[0]))):
+        header = inspect_header(file)
+        writer = inspect_writer(header)
+        printed = {}
+        for sc in (header.get("results") or {}).get("scores") or []:
+            if sc.get("name") == judge:
+                printed = {k: (m or {}).get("value") for k, m in (sc.get("metrics") or {}).items()}
+        labels = g.filter(~pl.col("bucket").is_in(["unscored", "errored"]))
+        vals: list[float] = []
+        grades: list[str] = []
+        for lab, raw in labels.select(f"{hl}__label", f"{hl}__raw").iter_rows():
+            if lab in _TO_FLOAT:
+                vals.append(_TO_FLOAT[lab])
+                grades.append(lab)
+            elif raw is not None:
+                vals.append(float(raw))
+        variant = g["variant"][0]
+        n = len(vals)
+        skipped = g.height - labels.height
+        note = (f"{skipped} unscored/errored sample(s) left out" if skipped else None)
+        if writer == "vitals":
+            level = {"I": 0, "P": 1, "C": 2}
+            num = [level[x] for x in grades if x in level]
+            acc = None
+            if num and len(num) == len(grades) and max(num) > 0:
+                acc = 100 * math.fsum(v / max(num) for v in num) / len(num)
+            rubric = 100 * _mean(vals) if vals else None  # type: ignore[operator]
+            vnote = ("vitals (R) rule: grades I<P<C as 0,1,2 divided by the observed maximum; "
+                     f"Inspect's C=1/P=0.5/I=0 gives {rubric:.4f}" if rubric is not None else None)
+            if acc is not None and rubric is not None and abs(acc - rubric) > 1e-9:
+                vnote = (vnote or "") + ": P counts as full credit because no sample got C"
+            out.append(_rec("inspect", variant, judge, "accuracy", acc, len(num),
+                            "; ".join(x for x in (vnote, note) if x) or None,
+                            printed=printed.get("accuracy"), file=file))
+            continue
+        se = 0.0 if n < 2 else _sem(vals)
+        out.append(_rec("inspect", variant, judge, "accuracy", _mean(vals), n,
+                        "; ".join(x for x in ("Inspect rule: C 1, P 0.5, I 0, N (NOANSWER) 0", note) if x),
+                        printed=printed.get("accuracy"), file=file))
+        if "stderr" in printed or n:
+            out.append(_rec("inspect", variant, judge, "stderr", se, n, printed=printed.get("stderr"),
+                            file=file))
+    return out
+
+
+_RULES = {"fastchat_single": _fastchat_single, "fastchat_pairwise": _fastchat_pairwise,
+          "alpaca_eval": _alpaca_eval, "wildbench": _wildbench, "arena_hard": _arena_hard,
+          "inspect": _inspect}
+
+
+def harness_figures(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
+    """The configured harness's figures per variant x judge (see the module docstring)."""
+    if cfg.harness is None:
+        return []
+    return _RULES[cfg.harness["rule"]](rows, cfg)
+
+
+# --------------------------------------------------------------------------- position swap
+
+
+def position_swap(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
+    """Per variant x judge, for exploded position-swapped games (see the module docstring).
+
+    A game's winner is read from the variant's credit: above, at or below the middle of the
+    value range (win, tie, loss). ``disagree`` counts items whose two usable games name
+    different winners; ``disagreement_rate`` = disagree / both_usable with a Wilson interval.
+    ``one_missing``/``both_missing``: items (input rows) with one or both games without a
+    usable verdict; ``absent_items``: planned items with no row at all (needs a plan).
+    """
+    if cfg.explode is None:
+        return []
+    hl = cfg.headline
+    pos_key = cfg.explode["position"]
+    lo, hi = cfg.value_range
+    mid = (lo + hi) / 2
+    read = _read(rows).filter(~pl.col("bucket").is_in(["malformed"]))
+    planned = rows.filter(pl.col("bucket") == "missing_planned")
+    out = []
+    groups = read.partition_by(["variant", "judge"], as_dict=True) if read.height else {}
+    for (variant, judge), g in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        per: dict[tuple[str, int], dict[str, float | None]] = defaultdict(dict)
+        for f, ln, pos, raw, status in g.select("file", "line", pos_key, f"{hl}__raw",
+                                                f"{hl}__status").iter_rows():
+            per[(f, ln)][pos] = raw if status == "valid" else None
+        both = disagree = one = none = 0
+        by_pos: dict[str, list[float]] = defaultdict(list)
+        for games in per.values():
+            vals = list(games.values())
+            ok = [v for v in vals if v is not None]
+            if len(vals) >= 2 and len(ok) == len(vals):
+                both += 1
+                sides = {(v > mid) - (v < mid) for v in ok}
+                disagree += len(sides) > 1
+                for p, v in games.items():
+                    by_pos[str(p)].append(float(v))  # type: ignore[arg-type]
+            elif ok:
+                one += 1
+            else:
+                none += 1
+        lo_ci, hi_ci = stats.wilson_interval(disagree, both, cfg.confidence)
+        means = {p: _mean(v) for p, v in sorted(by_pos.items())}
+        absent = planned.filter((pl.col("variant") == variant) & (pl.col("judge") == judge))
+        absent_items = absent.select("scenario").unique().height if absent.height else 0
+        present_items = g.select("scenario").unique().height
+        effect = None
+        if len(means) == 2:
+            a, b = list(means.values())
+            effect = None if a is None or b is None else a - b
+        out.append({"variant": variant, "judge": judge, "items": len(per), "both_usable": both,
+                    "disagree": disagree, "disagreement_rate": disagree / both if both else None,
+                    "ci_low": lo_ci, "ci_high": hi_ci, "mean_by_position": means,
+                    "position_effect": effect, "one_missing": one, "both_missing": none,
+                    "absent_items": absent_items if planned.height else None,
+                    "planned_items": (present_items + absent_items) if planned.height else None})
+    return out
