@@ -179,7 +179,7 @@ def flag_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     for subset in [None, *cfg.subsets]:
         sub = base.filter(subset_filter(cfg, subset))
         agg = sub.group_by("variant", "scenario").agg(
-            (pl.col("flags").list.len() > 0).sum().alias("flagged"), pl.len().alias("n"))
+            (pl.col("flags").list.len() > 0).sum().alias("flagged"), pl.len().alias("n")).sort("variant", "scenario")
         for (variant,), g in sorted(agg.partition_by(["variant"], as_dict=True).items()):
             flagged, n = int(g["flagged"].sum()), int(g["n"].sum())
             lo, hi = stats.wilson_interval(flagged, n, cfg.confidence)
@@ -241,7 +241,8 @@ def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
         for (variant,), g in sorted(sub.partition_by(["variant"], as_dict=True).items()):
             passes, n = int(g["__pass"].sum()), g.height
             lo, hi = stats.wilson_interval(passes, n, cfg.confidence)
-            per_sc = g.group_by("scenario").agg(pl.col("__pass").sum().alias("c"), pl.len().alias("n"))
+            per_sc = (g.group_by("scenario").agg(pl.col("__pass").sum().alias("c"), pl.len().alias("n"))
+                      .sort("scenario"))
             clo, chi, _ = stats.clustered_proportion(per_sc["c"].to_numpy(), per_sc["n"].to_numpy(),
                                                      cfg.confidence)
             phk = phk_lo = phk_hi = None
