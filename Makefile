@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime-installed
 STAMP := $(VENV)/.installed
 
-.PHONY: report test bench bench-scale bench-smoke lint example golden clean
+.PHONY: report test bench bench-scale bench-smoke lint example golden clean selftest calibrate
 
 # The runtime only (requirements.lock): what `make report` needs.
 $(RUNTIME): requirements.lock pyproject.toml
@@ -31,6 +31,14 @@ report: $(RUNTIME)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q
+
+selftest: $(STAMP)
+	$(BIN)/workbench selftest
+
+calibrate: $(STAMP)
+	$(BIN)/workbench calibrate --out reports/calibration
+	mkdir -p docs/calibration && cp reports/calibration/calibration.csv reports/calibration/power.csv \
+		reports/calibration/coverage.png docs/calibration/
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ingest.py
