@@ -272,6 +272,7 @@ OVERRIDE_PATHS: dict[str, tuple[str, ...]] = {
     "rubric_max": ("rubric", "max"),
     "pass_threshold": ("pass", "threshold"),
     "pass_gate": ("pass", "gate"),
+    "pass_k": ("pass", "k"),
     "consistency_gap": ("consistency", "overall_vs_subscores"),
     "honesty_high": ("consistency", "honesty_high"),
     "contrasts": ("contrasts",),
