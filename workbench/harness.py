@@ -205,6 +205,7 @@ def _arena_hard(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
     for it in items.values():
         key = (it["variant"], it["judge"])
         a = acc.setdefault(key, {"wc": 0.0, "w": 0.0, "games": 0, "null_games": 0, "dropped_rows": 0,
+                                 "empty_rows": 0, "half_rows": 0,
                                  "baseline": it["baseline"] or params.get("baseline"),
                                  "v2": "v2" in str(it["bench"] or ""), "bench": it["bench"]})
         games = [(pos, it["games"].get(pos), it["credit"].get(pos)) for pos in ("1", "2")]
@@ -214,6 +215,10 @@ def _arena_hard(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
             a["null_games"] += len(games) - len(usable)
             continue
         a["null_games"] += len(games) - len(usable)
+        if not usable:
+            a["empty_rows"] += 1
+        elif len(usable) < len(games):
+            a["half_rows"] += 1
         for _, lab, c in usable:
             w = weights[lab]  # the value mapping's weight: 3 for a ">>" verdict
             a["wc"] += w * (c / scale)
@@ -229,7 +234,8 @@ def _arena_hard(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
             continue
         score = 100 * a["wc"] / a["w"] if a["w"] else None
         drop = (f"{a['dropped_rows']} row(s) with a null game dropped whole" if a["v2"]
-                else f"{a['null_games']} null game(s) dropped, the other game of the row kept")
+                else f"{a['null_games']} null game(s) dropped: {a['half_rows']} row(s) kept with their other "
+                     f"game, {a['empty_rows']} row(s) with no usable game at all")
         out.append(_rec("arena_hard", variant, judge, "score", score, a["games"],
                         f"{version} vs baseline {a['baseline']}: {a['games']} games kept = "
                         f"{a['w']:g} weighted battles; {drop}"))
