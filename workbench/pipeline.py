@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from . import api, formats, harness, ingest, ledger, paired, provenance
+from . import api, formats, harness, ingest, ledger, paired, provenance, ranks
 from .census import census as census_table
 from .census import census_margins, missingness_tests, scale_checks
 from .config import Config
@@ -191,6 +191,7 @@ def run(
     stage("variant contrasts")
     doc["contrasts"] = paired.contrasts(rows, cfg)
     paired.contrast_confounding(doc["contrasts"], doc["census"], doc["census_margins"], cfg)
+    doc["ranks"] = ranks.rank_intervals(doc["scorecard"], doc["contrasts"], hl, cfg.alpha)
     # headline check (workbench.check): a published card and/or claims, when given
     from . import check
 
@@ -213,7 +214,8 @@ def run(
                           "position_swap": harness.position_swap(rows, cfg)}
     frames = {"census": cen, "census_margins": margins, "scorecard": card, "flag_rates": flags,
               "pass_rates": passes, "consistency": cons,
-              "judge_offsets": api._frame(doc["judge_offsets"]), "contrasts": api._frame(doc["contrasts"])}
+              "judge_offsets": api._frame(doc["judge_offsets"]), "contrasts": api._frame(doc["contrasts"]),
+              "ranks": api._frame(doc["ranks"]["cells"])}
     if published_checks is not None:
         frames["published_check"] = check.published_frame(published_checks)
     if claims_checked is not None:

@@ -221,18 +221,25 @@ def scorecard_text(doc: dict[str, Any]) -> str | None:
     measured = sorted((c for c in pooled if c["status"] == "measured"), key=lambda c: -c["mean"])
     others = sorted((c for c in pooled if c["status"] != "measured"), key=lambda c: str(c["variant"]))
     nd = _decimals(doc)
+    from .ranks import basis_text, by_variant, rank_label
+
+    rank_of = by_variant(doc.get("ranks"))
     rows = []
     for c in measured + others:
         mark = "" if c["status"] == "measured" else f"  <- {c['status'].upper().replace('_', ' ')}"
         zf = "-" if c["zero_filled_mean"] is None else f"{c['zero_filled_mean']:.{nd}f}"
         bounds = ("-" if c["lower_bound"] is None else f"[{c['lower_bound']:.{nd}f}, {c['upper_bound']:.{nd}f}]")
-        rows.append([str(c["variant"]), cell_text(c, nd), zf, bounds, str(c["clusters"]) + mark])
+        rk = rank_of.get(str(c["variant"])) if c["status"] == "measured" else None
+        rows.append([rank_label(rk), str(c["variant"]), cell_text(c, nd), zf, bounds, str(c["clusters"]) + mark])
     unit = doc.get("value_unit", "rubric points")
     conf = doc["config"].get("confidence", 0.95)
-    head = ["variant", f"{hl}: mean (valid/rows) [{100 * conf:g}% CI]", "zero-filled", "if missing were min..max",
-            "scenarios"]
-    lines = [f"scorecard: {hl} ({unit}), judges pooled, valid rows only; measured cells ranked, others listed "
-             "after and never ranked", table(head, rows, {2})]
+    head = ["rank", "variant", f"{hl}: mean (valid/rows) [{100 * conf:g}% CI]", "zero-filled",
+            "if missing were min..max", "scenarios"]
+    lines = [f"scorecard: {hl} ({unit}), judges pooled, valid rows only; measured cells by mean, others listed "
+             "after and never ranked", table(head, rows, {0, 3})]
+    if rank_of:
+        lines.append(f"rank: {basis_text(doc.get('ranks'))}; a range such as 1-3 = not distinguishable, "
+                     "the data allow any of those ranks")
     gate = doc.get("gate")
     if gate is not None:
         if gate["passed"]:
