@@ -80,7 +80,16 @@ def load(
     ``plan`` is a CSV path, ``"complete"`` (every observed scenario x variant x trial x
     judge) or None.
     """
-    rows, sources = ingest.read_rows(inputs, cfg, progress=progress)
+    try:
+        rows, sources = ingest.read_rows(inputs, cfg, progress=progress)
+    except BaseException:
+        close = getattr(progress, "close", None)
+        if close is not None:  # blank the bar before the error line is printed
+            close()
+        raise
+    finish = getattr(progress, "finish", None)
+    if finish is not None:  # a terminal progress line: end it with the ledger's count
+        finish(int(rows.filter(pl.col("line").is_not_null()).height))
     plan_df = None
     mode = None
     task_files: list[str] = []

@@ -9,22 +9,57 @@ from typing import Any
 from tqdm import tqdm
 
 
+class ProgressLine:
+    """The ingest progress line on stderr: ``f(n)`` advances it by n lines read.
+
+    ``f.finish(total)`` (called by :func:`workbench.pipeline.load` once the inputs are read,
+    with the ledger's ``lines``) replaces the bar by one final line ``ingest: N lines read in
+    t s`` ending in a newline, so the stage messages that follow start on a clean line and
+    the count is the ledger's, not a running estimate. ``f(None)`` closes it (idempotent).
+    """
+
+    def __init__(self, label: str, total: int | None = None) -> None:
+        import time
+
+        self.label = label
+        self.start = time.perf_counter()
+        self.bar: Any = tqdm(total=total, desc=label, unit=" lines", leave=False,
+                             file=sys.stderr)
+
+    def __call__(self, n: int | None) -> None:
+        if n is None:
+            self.close()
+        elif self.bar is not None:
+            self.bar.update(n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()  # leave=False: the bar's line is blanked and the cursor at its start
+            self.bar = None
+
+    def finish(self, total: int) -> None:
+        import time
+
+        if self.bar is None:
+            return
+        self.close()
+        print(f"{self.label}: {total} lines read in {time.perf_counter() - self.start:.1f} s",
+              file=sys.stderr, flush=True)
+
+
+def _silent(n: int | None) -> None:
+    return None
+
+
 def progress_bar(label: str, enabled: bool = True, total: int | None = None) -> Callable[[int | None], None]:
-    """A callback ``f(n)`` advancing a stderr progress bar by n; ``f(None)`` closes it.
+    """A callback ``f(n)`` advancing a stderr progress line by n; ``f(None)`` closes it; see
+    :class:`ProgressLine` for its final line.
 
     Silent when stderr is not a terminal (batch jobs, CI), so logs stay clean.
     """
     if not enabled or not sys.stderr.isatty():
-        return lambda n: None
-    bar = tqdm(total=total, desc=label, unit=" lines", unit_scale=True, leave=False, file=sys.stderr)
-
-    def update(n: int | None) -> None:
-        if n is None:
-            bar.close()
-        else:
-            bar.update(n)
-
-    return update
+        return _silent
+    return ProgressLine(label, total)
 
 
 _SGR = {"good": "32", "warn": "33", "bad": "31", "muted": "2", "bold": "1"}
