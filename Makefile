@@ -13,13 +13,16 @@ INSTALLER ?= uv
 
 .PHONY: report test bench lint example golden clean
 
-# install(lock files): uv when it is (or can be put) in the venv, else pip
+# install(lock files): uv when it is (or can be put) in the venv, else pip; pip also when uv
+# fails. uv reads no pip.conf: point it at a mirror with UV_INDEX_URL / UV_EXTRA_INDEX_URL.
 define install
 	@if [ "$(INSTALLER)" = uv ] && { [ -x $(BIN)/uv ] || $(BIN)/python -m pip install --quiet \
 	    --disable-pip-version-check -r requirements-uv.lock; }; then \
-	  $(BIN)/uv pip install --python $(BIN)/python $(1); \
+	  $(BIN)/uv pip install --python $(BIN)/python $(1) || { \
+	    echo "make: uv could not install the lock files; trying pip"; \
+	    $(BIN)/python -m pip install --progress-bar on $(1); }; \
 	else \
-	  echo "make: installing with pip (INSTALLER=$(INSTALLER); slower)"; \
+	  echo "make: installing with pip (INSTALLER=$(INSTALLER), or uv could not be installed; slower)"; \
 	  $(BIN)/python -m pip install --progress-bar on $(1); \
 	fi
 endef
