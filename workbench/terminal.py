@@ -137,17 +137,30 @@ def ledger_text(doc: dict[str, Any]) -> str:
     return text
 
 
+def pct(x: float | None, n: int | None = None) -> str:
+    """A rate as a percentage with the precision its denominator needs: the rule of
+    :func:`workbench.report.formats.pct` (kept here so the CLI does not import the report)."""
+    if x is None:
+        return "-"
+    d = 0 if not n or n < 1000 or x in (0, 1) else min(len(str(int(n))) - 3, 3)
+    while d < 3 and ((0 < x and round(100 * x, d) == 0) or (x < 1 and round(100 * x, d) == 100)):
+        d += 1
+    return f"{100 * x:.{d}f}%"
+
+
 def census_text(doc: dict[str, Any]) -> str:
     rows = []
     for c in doc["census"]:
-        rate = c["missing_rate"]
-        ci = (f"{_fmt(rate * 100, 0)}% [{_fmt(c['missing_rate_ci_low'] * 100, 0)}, "
-              f"{_fmt(c['missing_rate_ci_high'] * 100, 0)}]") if rate is not None else "-"
+        rate, n = c["missing_rate"], c["judgments"]
+        ci = (f"{pct(rate, n)} [{pct(c['missing_rate_ci_low'], n)}, {pct(c['missing_rate_ci_high'], n)}]"
+              if rate is not None else "-")
         rows.append([str(c["judge"]), str(c["variant"]), str(c["judgments"]), str(c["valid"]),
                      str(c["partial"]), str(c["empty"]), str(c["missing_planned"]),
                      str(c["non_numeric"] + c["out_of_range"] + c["invalid_number"] + c["conflict_keys"]), ci])
-    head = ["judge", "variant", "judgments", "valid", "partial", "empty", "no row", "other", "missing [95% CI]"]
-    out = ["null census (headline score) per judge x variant", table(head, rows, {2, 3, 4, 5, 6, 7})]
+    head = ["judge", "variant", "judgments", "valid", "partial", "empty", "no row", "other",
+            "missing/judgments [95% CI]"]
+    out = ["null census (headline score) per judge x variant; missing rate = (judgments - valid) / judgments, "
+           "planned judgments with no row included", table(head, rows, {2, 3, 4, 5, 6, 7})]
     for t in doc.get("missingness_tests", []):
         p = t["p_value"]
         out.append(f"missing rate depends on {t['factor']}? {t['method']} p = "

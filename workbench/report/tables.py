@@ -190,7 +190,7 @@ def census_tables(r: Report) -> Html:
         "unusable value",
         "no row",
         "held out",
-        "missing [95% CI]",
+        "missing / judgments [95% CI]",
     ]
 
     def row(m: Mapping[str, Any], judge: str, variant: str) -> list[Any]:
@@ -223,7 +223,8 @@ def census_tables(r: Report) -> Html:
     caption = (
         "unusable value = non-numeric, out of range or NaN; held out = conflicting rows; no row = "
         "planned "
-        "judgment with no line; interval: Wilson"
+        "judgment with no line; missing rate = (judgments - valid) / judgments, planned "
+        "judgments with no row included (the one definition every section uses); interval: Wilson"
     )
     caption += "; click a row for the rows behind it"
     parts = [table(head, margins, numeric=range(2, 10), row_classes=m_classes, caption=caption,
@@ -241,7 +242,7 @@ def census_tables(r: Report) -> Html:
         parts.append(tag("h3", "Does the missing rate depend on the judge or the variant?"))
         parts.append(
             table(
-                ["factor", "levels", "test", "statistic", "p", "missing rate by level"],
+                ["factor", "levels", "test", "statistic", "p", "missing / judgments by level"],
                 [
                     [
                         t["factor"],
