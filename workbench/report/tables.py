@@ -294,6 +294,8 @@ def _tied_cell(rk: Mapping[str, Any] | None) -> Any:
         return ""
     if not rk["tied_with"]:
         return "separated from every other measured cell"
+    if not rk["above"] and not rk["below"] and len(rk["tied_with"]) > 2:
+        return f"every other measured cell ({len(rk['tied_with'])}): no contrast separates it"
     text = ", ".join(map(str, rk["tied_with"]))
     missing = rk.get("not_compared") or []
     return text + (f" (no contrast computed: {', '.join(map(str, missing))})" if missing else "")
