@@ -312,7 +312,7 @@ def test_null_effect_with_large_zero_filled_headline_is_a_tie(tmp_path: Path) ->
     assert rec["recomputed"] == pytest.approx(diff, abs=1e-12)
     assert rec["zero_filled"] == pytest.approx(za - zb, abs=1e-12)
     assert f"the zero-filled difference {za - zb:.2f} reproduces the claim" in rec["notes"]
-    assert "b: 27 of 54 rows have no valid overall" in rec["notes"]
+    assert "b: 27 of 54 judgments have no valid overall" in rec["notes"]
     # bounds: b's 27 missing rows anywhere in 1..10 (a has none missing)
     sa = sum(r["overall"] for r in pick(rows, "A"))
     sb = sum(r["overall"] for r in pick(rows, "B") if usable(r, "overall"))
@@ -323,10 +323,10 @@ def test_null_effect_with_large_zero_filled_headline_is_a_tie(tmp_path: Path) ->
     p = fisher_exact([[0, 54], [27, 27]]).pvalue
     assert rec["fisher_p"] == pytest.approx(p, rel=1e-9)
     assert rec["confounded"] is True
-    assert "missing rates differ: 0% vs 50% (Fisher p<0.001)" in rec["notes"]
+    assert "missing rates differ: 0% of 54 judgments vs 50% of 54 (Fisher p<0.001)" in rec["notes"]
     # the report reads the reasons as data, not by matching sentences
     assert (rec["confounded_missing"], rec["confounded_judges"]) == (True, False)
-    assert rec["confounding_notes"] == ["missing rates differ: 0% vs 50% (Fisher p<0.001)"]
+    assert rec["confounding_notes"] == ["missing rates differ: 0% of 54 judgments vs 50% of 54 (Fisher p<0.001)"]
 
 
 def test_reversal_reverses(tmp_path: Path) -> None:
@@ -377,8 +377,8 @@ def test_confounding_by_judge_assignment(tmp_path: Path) -> None:
     assert p < 0.001
     assert rec["confounded"] is True
     note = next(n for n in rec["notes"] if n.startswith("different judges"))
-    assert note == ("different judges: a scored by j1, b by j2; j1 leaves 46% of its rows without "
-                    "a valid overall vs 9% for j2 (Fisher p<0.001)")
+    assert note == ("different judges: a scored by j1, b by j2; j1 leaves 46% of its 54 judgments "
+                    "without a valid overall vs 9% of 54 for j2 (Fisher p<0.001)")
     assert (rec["confounded_missing"], rec["confounded_judges"]) == (False, True)
     assert rec["confounding_notes"] == [note]
 
