@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 # source of versions: `uv pip install -r requirements.lock` installs exactly those pins.
 INSTALLER ?= uv
 
-.PHONY: report test bench lint example golden clean
+.PHONY: report test bench bench-scale bench-smoke lint example golden clean
 
 # install(lock files): uv when it is (or can be put) in the venv, else pip; pip also when uv
 # fails. uv reads no pip.conf: point it at a mirror with UV_INDEX_URL / UV_EXTRA_INDEX_URL.
@@ -52,6 +52,14 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ingest.py
+
+# issue 12: workbench vs DuckDB/polars/pandas, whole process, peak RSS (1M and 5M rows;
+# BENCH_ARGS="--sizes 1000000 --resamples 2000" to narrow it); bench-smoke: 60k rows
+bench-scale: $(STAMP)
+	nice -n 19 $(BIN)/python benchmarks/bench_scale.py $(BENCH_ARGS)
+
+bench-smoke: $(STAMP)
+	$(BIN)/python benchmarks/bench_scale.py --smoke $(BENCH_ARGS)
 
 example: $(RUNTIME)
 	$(BIN)/python -m workbench.example data/example

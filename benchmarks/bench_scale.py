@@ -1,0 +1,560 @@
+"""Scale benchmark (issue 12): the workbench and its anchors, side by side, in one run.
+
+For each size (default 1M and 5M physical lines) the seeded generator (``generate.py``)
+writes, once, a damaged file and its clean copy into ``benchmarks/.cache/``. Then, one after
+the other in this process tree, each measurement runs as its own child process (whole
+process: interpreter start, imports, reading, computing, writing, exit):
+
+==================  ==========================================================================
+``duckdb``          DuckDB ``read_ndjson(..., ignore_errors=true)`` + ``GROUP BY judge, variant``
+                    (count, non-null overall, mean): the fastest robust parse, no ledger; run
+                    first and again last, the faster of the two is the reference figure
+``polars``          ``polars.scan_ndjson`` + the same group-by on the damaged file, with and
+                    without ``ignore_errors`` (it fails on the first truncated line: reported),
+                    then on the clean copy
+``pandas``          ``pandas.read_json(lines=True)`` + groupby on the clean copy
+``ingest``          ``workbench.read_rows`` + ``ledger.count_ledger`` (the full ledger only)
+``analyze``         ``workbench analyze FILE --out DIR``, default options (exit 1 when the gate
+                    fails is expected and reported)
+``analyze-nogate``  the same with ``--no-gate``
+``stages``          the same analysis in one child with each pipeline stage and the cluster
+                    bootstrap timed (RSS at each stage's end): where time and memory go
+==================  ==========================================================================
+
+Each line prints wall time, rows/s, the ratio to the DuckDB figure, CPU time and peak RSS.
+Peak RSS is measured two ways, both per child process:
+
+* ``rss_max``: the kernel's high-water mark of the largest single process in the child's
+  tree, from ``os.wait4(pid)``'s ``ru_maxrss`` (Linux: the max over the child and every
+  descendant it reaped). This is ``getrusage(RUSAGE_CHILDREN)`` for that one child alone
+  (``RUSAGE_CHILDREN`` itself is a running max over all children, so it cannot separate
+  successive measurements) and is exact: no sampling can miss a short peak.
+* ``rss_tree``: the peak of the *sum* of RSS over the child and its live descendants,
+  sampled every 0.1 s with psutil. It matters where processes run at once (the workbench's
+  ingest workers); it can miss a peak shorter than the sampling period.
+
+The machine is shared: run the script under ``nice -n 19``; each line records the 1-minute
+load average when it started. A JSON record of the run goes to ``benchmarks/.cache/``.
+
+Usage::
+
+    nice -n 19 .venv/bin/python benchmarks/bench_scale.py                 # 1M and 5M rows
+    nice -n 19 .venv/bin/python benchmarks/bench_scale.py --sizes 1000000
+    .venv/bin/python benchmarks/bench_scale.py --smoke                    # 60k rows, seconds
+    ... --resamples 2000          # cap the bootstrap of the analyze runs (said in the output)
+    ... --only duckdb,ingest      # a subset of the measurements
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import generate  # noqa: E402
+
+MEASUREMENTS = ("duckdb", "polars", "pandas", "ingest", "analyze", "analyze-nogate", "stages")
+SMOKE_ROWS = 60_000
+
+
+# --------------------------------------------------------------------------- children
+# Each child prints one JSON object as its last stdout line.
+
+def child_duckdb(path: str) -> dict[str, Any]:
+    import duckdb
+
+    con = duckdb.connect()
+    q = ("SELECT judge, variant, count(*) AS n_rows, count(overall) AS n_overall, "
+         "avg(TRY_CAST(overall AS DOUBLE)) AS mean_overall "
+         "FROM read_ndjson(?, ignore_errors=true, "
+         "columns={'judge': 'VARCHAR', 'variant': 'VARCHAR', 'overall': 'VARCHAR'}) "
+         "GROUP BY judge, variant ORDER BY judge, variant")
+    res = con.execute(q, [path]).fetchall()
+    seen = sum(r[2] for r in res)
+    keyed = [r for r in res if r[0] is not None and r[1] is not None]
+    return {"groups": len(keyed), "rows_seen": seen, "rows_keyed": sum(r[2] for r in keyed),
+            "duckdb": duckdb.__version__}
+
+
+def _polars_query(path: str, ignore_errors: bool) -> Any:
+    import polars as pl
+
+    return (pl.scan_ndjson(path, ignore_errors=ignore_errors,
+                           schema_overrides={"overall": pl.String})
+            .group_by("judge", "variant")
+            .agg(pl.len().alias("n_rows"), pl.col("overall").count().alias("n_overall"),
+                 pl.col("overall").cast(pl.Float64, strict=False).mean().alias("mean_overall"))
+            .collect())
+
+
+def child_polars(path: str, ignore_errors: bool) -> dict[str, Any]:
+    import polars as pl
+
+    try:
+        df = _polars_query(path, ignore_errors)
+    except Exception as exc:  # noqa: BLE001 - the failure is the result
+        text = " ".join(str(exc).split())
+        return {"failed": f"{type(exc).__name__}: {text[:160]}", "polars": pl.__version__}
+    keyed = df.filter(pl.col("judge").is_not_null() & pl.col("variant").is_not_null())
+    return {"groups": keyed.height, "rows_seen": int(df["n_rows"].sum()),
+            "rows_keyed": int(keyed["n_rows"].sum()), "polars": pl.__version__}
+
+
+def child_pandas(path: str) -> dict[str, Any]:
+    import pandas as pd
+
+    df = pd.read_json(path, lines=True)
+    # a string score is not coerced silently here either: to_numeric marks it NaN, counted below
+    df["overall_num"] = pd.to_numeric(df["overall"], errors="coerce")
+    g = df.groupby(["judge", "variant"])["overall_num"].agg(["size", "count", "mean"])
+    return {"groups": len(g), "rows_seen": len(df), "rows_keyed": int(g["size"].sum()),
+            "pandas": pd.__version__}
+
+
+def child_ingest(path: str) -> dict[str, Any]:
+    import workbench
+    from workbench.ledger import count_ledger
+
+    cfg = workbench.load_config()
+    rows, _ = workbench.read_rows([path], cfg)
+    return {"ledger": count_ledger(rows, planned=False)}
+
+
+def _rss_now() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def child_stages(path: str, out: str, resamples: int | None) -> dict[str, Any]:
+    """``workbench analyze`` as the CLI runs it, with every stage and the bootstrap timed."""
+    import resource
+
+    t_start = time.perf_counter()
+    import workbench  # noqa: F401
+    from workbench import cli, ledger, paired, pipeline, stats
+
+    t_imported = time.perf_counter()
+    timing: dict[str, dict[str, float]] = {}
+
+    def record(label: str, secs: float) -> None:
+        r = timing.setdefault(label, {"seconds": 0.0, "calls": 0})
+        r["seconds"] += secs
+        r["calls"] += 1
+        r["rss_after"] = _rss_now()
+        r["peak_rss_so_far"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+    def wrap(mod: Any, name: str, label: str) -> None:
+        fn = getattr(mod, name, None)
+        if fn is None or not callable(fn):
+            return
+
+        def timed(*a: Any, **k: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                record(label, time.perf_counter() - t0)
+
+        setattr(mod, name, timed)
+
+    # stage -> functions pipeline.run calls (looked up at call time, so wrapping works);
+    # names another helper renamed are skipped, never an error
+    stages = {
+        "ingest": [(pipeline, "load")],
+        "census": [(ledger, "count_ledger"), (pipeline, "census_table"), (pipeline, "census_margins"),
+                   (pipeline, "missingness_tests"), (pipeline, "scale_checks"), (pipeline, "check_names"),
+                   (pipeline, "_census_records")],
+        "scorecard": [(pipeline, "scorecard_table"), (pipeline, "flag_rates"), (pipeline, "pass_rates"),
+                      (pipeline, "consistency"), (pipeline, "gate")],
+        "paired: judge offsets": [(paired, "judge_offsets")],
+        "paired: contrasts": [(paired, "contrasts")],
+        "paired: repetition": [(paired, "repetition_consistency")],
+    }
+    for label, fns in stages.items():
+        for mod, name in fns:
+            wrap(mod, name, label)
+    # nested inside the stages above: reported as "of which"
+    for name in ("cluster_bootstrap_mean", "cluster_bootstrap_diff"):
+        wrap(stats, name, "of which: cluster bootstrap")
+    wrap(stats, "contingency_test", "of which: permutation tests")
+
+    argv = ["analyze", path, "--out", out, "--quiet", "--no-gate"]
+    if resamples is not None:
+        argv += ["--resamples", str(resamples)]
+    args = cli.build_parser().parse_args(argv)
+    args.argv = ["workbench", *argv]
+    cfg = cli.config_from_args(args)
+    t0 = time.perf_counter()
+    analysis = pipeline.run(args.inputs, cfg, plan=args.plan)
+    t_run = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    cli.write_outputs(analysis, Path(out), argv=args.argv)
+    record("writing (results.json, rows.parquet)", time.perf_counter() - t0)
+    wrapped = sum(v["seconds"] for k, v in timing.items()
+                  if not k.startswith("of which") and not k.startswith("writing"))
+    timing["other (inline in pipeline.run)"] = {"seconds": max(0.0, t_run - wrapped), "calls": 1}
+    key = "of which: cluster bootstrap"
+    before = dict(timing.get(key, {"seconds": 0.0, "calls": 0}))
+    timing.update(_time_check(analysis, cfg, Path(out), record, timing))
+    if key in timing and timing[key]["calls"] > before["calls"]:
+        # the check's own bootstrap calls are its cost, not the analysis': keep them apart
+        timing["check, of which: cluster bootstrap"] = {
+            "seconds": timing[key]["seconds"] - before["seconds"], "calls": timing[key]["calls"] - before["calls"]}
+        timing[key] = before
+    return {
+        "imports_seconds": t_imported - t_start,
+        "run_seconds": t_run,
+        "resamples": cfg.resamples,
+        "cells": len(analysis.doc.get("scorecard", [])),
+        "contrasts": len(analysis.doc.get("contrasts", [])),
+        "judge_offsets": len(analysis.doc.get("judge_offsets", [])),
+        "ledger": analysis.doc.get("ledger"),
+        "stages": timing,
+        "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+
+
+def _time_check(analysis: Any, cfg: Any, out: Path, record: Any, timing: dict) -> dict[str, Any]:
+    """The headline check is not part of a default ``analyze`` (no --published/--claims): time
+    it after the run on a printed card and three claims written here, so its cost is known."""
+    from workbench import check
+
+    variants = sorted(set(analysis.rows["variant"].drop_nulls().to_list()))
+    card = out / "published_scorecard.csv"
+    card.write_text("variant,overall,honesty\n" + "".join(
+        f"{v},{5.0 + 0.1 * i:.2f},{5.5 + 0.1 * i:.2f}\n" for i, v in enumerate(variants)), encoding="utf-8")
+    claims = out / "claims.yaml"
+    claims.write_text("".join(
+        f"- name: \"{a} beats {b} on {f}\"\n  field: {f}\n  a: {a}\n  b: {b}\n  claimed: 0.5\n"
+        for f, a, b in (("overall", variants[2], variants[0]), ("overall", variants[4], variants[1]),
+                        ("honesty", variants[2], variants[0]))), encoding="utf-8")
+    extra: dict[str, Any] = {}
+    try:
+        t0 = time.perf_counter()
+        check.published_check(analysis.rows, cfg, check.read_published(str(card), cfg), source=str(card))
+        record("check: published card (not in a default run)", time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        check.check_claims(analysis.rows, cfg, check.read_claims(str(claims)))
+        record("check: 3 claims (not in a default run)", time.perf_counter() - t0)
+    except Exception as exc:  # noqa: BLE001 - another helper may have changed the check API
+        extra["check: not measured"] = {"seconds": 0.0, "calls": 0, "error": f"{type(exc).__name__}: {exc}"}
+    return extra
+
+
+def child_main(argv: list[str]) -> int:
+    kind, *rest = argv
+    if kind == "duckdb":
+        out = child_duckdb(rest[0])
+    elif kind == "polars":
+        out = child_polars(rest[0], rest[1] == "1")
+    elif kind == "pandas":
+        out = child_pandas(rest[0])
+    elif kind == "ingest":
+        out = child_ingest(rest[0])
+    elif kind == "stages":
+        out = child_stages(rest[0], rest[1], int(rest[2]) if rest[2] != "-" else None)
+    else:
+        raise SystemExit(f"unknown child {kind}")
+    sys.stdout.write("\n" + json.dumps(out, default=str) + "\n")
+    return 0
+
+
+# --------------------------------------------------------------------------- measuring
+
+def measure(cmd: list[str], timeout: float) -> dict[str, Any]:
+    """Run ``cmd`` as one child; wall, CPU, exit code, peak RSS (both ways), last JSON line."""
+    import psutil
+
+    load0 = os.getloadavg()[0]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, start_new_session=True)
+        peak_tree = 0
+        done = threading.Event()
+
+        def poll() -> None:
+            nonlocal peak_tree
+            try:
+                root = psutil.Process(proc.pid)
+            except psutil.Error:
+                return
+            while not done.is_set():
+                total = 0
+                try:
+                    for p in [root, *root.children(recursive=True)]:
+                        try:
+                            total += p.memory_info().rss
+                        except psutil.Error:
+                            pass
+                except psutil.Error:
+                    break
+                peak_tree = max(peak_tree, total)
+                done.wait(0.1)
+
+        th = threading.Thread(target=poll, daemon=True)
+        th.start()
+        timed_out = False
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                timed_out = True
+                os.killpg(proc.pid, 9)  # the child's own session: only what this run started
+            time.sleep(0.05)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        done.set()
+        th.join()
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode("utf-8", "replace")
+        stderr = err.read().decode("utf-8", "replace")
+    result: dict[str, Any] = {}
+    for line in reversed(stdout.strip().splitlines()):
+        if line.startswith("{"):
+            try:
+                result = json.loads(line)
+            except ValueError:
+                pass
+            break
+    return {
+        "cmd": cmd, "wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rc": proc.returncode,
+        "rss_max": ru.ru_maxrss * 1024, "rss_tree": max(peak_tree, ru.ru_maxrss * 1024) if peak_tree else None,
+        "load_at_start": load0, "timed_out": timed_out, "result": result,
+        "stderr_tail": stderr.strip().splitlines()[-3:],
+        "stdout_tail": [ln for ln in stdout.strip().splitlines() if not ln.startswith("{")][-3:],
+    }
+
+
+def gb(n: float | None) -> str:
+    return "-" if n is None else f"{n / 2**30:.2f} GB"
+
+
+def workbench_cmd() -> list[str]:
+    exe = Path(sys.executable).with_name("workbench")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "workbench.cli"]
+
+
+def run_size(rows: int, args: argparse.Namespace, only: set[str], record: dict[str, Any],
+             save: Any) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    path = generate.generate(rows, args.seed)
+    clean = generate.generate(rows, args.seed, clean=True)
+    meta = generate.read_meta(path)
+    gen_s = time.perf_counter() - t0
+    n = meta["rows"]
+    print(f"\n== {n:,} lines, {meta['bytes'] / 1e6:.0f} MB ({meta['bytes_per_row']} bytes a row), "
+          f"{meta['design']['scenarios']:,} scenarios x 10 variants x 3 trials x 2 judges; "
+          f"planted: {json.dumps({k: v for k, v in meta['planted'].items() if k != 'base'})} "
+          f"(file ready in {gen_s:.1f} s)", flush=True)
+    me = [sys.executable, str(Path(__file__).resolve()), "--child"]
+    outdir = generate.CACHE / f"out_{n}"
+    cap = [] if args.resamples is None else ["--resamples", str(args.resamples)]
+    boot = "default 10,000" if args.resamples is None else f"CAPPED at {args.resamples:,}"
+    plan: list[tuple[str, str, list[str]]] = []
+    if "duckdb" in only:
+        plan.append(("duckdb", "DuckDB read_ndjson(ignore_errors) + GROUP BY", [*me, "duckdb", str(path)]))
+    if "polars" in only:
+        plan += [("polars", "polars.scan_ndjson + group_by", [*me, "polars", str(path), "0"]),
+                 ("polars", "polars.scan_ndjson(ignore_errors=True)", [*me, "polars", str(path), "1"]),
+                 ("polars", "polars.scan_ndjson, clean copy", [*me, "polars", str(clean), "0"])]
+    if "pandas" in only:
+        if n <= args.pandas_max_rows:
+            plan.append(("pandas", "pandas read_json(lines) + groupby, clean copy", [*me, "pandas", str(clean)]))
+        else:
+            print(f"(pandas skipped above --pandas-max-rows {args.pandas_max_rows:,}: "
+                  "read_json(lines=True) holds every row as Python objects)")
+    if "ingest" in only:
+        plan.append(("ingest", "workbench ingest alone (read_rows + ledger)", [*me, "ingest", str(path)]))
+    if "analyze" in only:
+        plan.append(("analyze", f"workbench analyze (bootstrap {boot})",
+                     [*workbench_cmd(), "analyze", str(path), "--out", str(outdir / "default"), *cap]))
+    if "analyze-nogate" in only:
+        plan.append(("analyze-nogate", f"workbench analyze --no-gate (bootstrap {boot})",
+                     [*workbench_cmd(), "analyze", str(path), "--out", str(outdir / "nogate"), "--no-gate",
+                      *cap]))
+    if "stages" in only:
+        st = "-" if args.stage_resamples is None else str(args.stage_resamples)
+        plan.append(("stages", "analyze, stages timed in-process", [*me, "stages", str(path),
+                                                                     str(outdir / "stages"), st]))
+    if "duckdb" in only and len(plan) > 1:
+        plan.append(("duckdb", "DuckDB again (after the others)", [*me, "duckdb", str(path)]))
+
+    records: list[dict[str, Any]] = []
+    partial = {"rows": n, "file": str(path), "meta": meta, "records": records, "resamples_cap": args.resamples,
+               "incomplete": True}
+    record["runs"].append(partial)
+    for kind, label, cmd in plan:
+        print(f"-- {label} ...", flush=True)
+        rec = measure(cmd, args.timeout)
+        rec.update(kind=kind, label=label)
+        records.append(rec)
+        save()
+        note = _note(rec, meta)
+        print(f"   {rec['wall']:8.2f} s  cpu {rec['cpu']:7.1f} s  rss_max {gb(rec['rss_max'])}  "
+              f"rss_tree {gb(rec['rss_tree'])}  load {rec['load_at_start']:.1f}  rc {rec['rc']}  {note}",
+              flush=True)
+    duck = [r["wall"] for r in records if r["kind"] == "duckdb" and r["rc"] == 0]
+    ref = min(duck) if duck else None
+    record["runs"].remove(partial)
+    a, b = outdir / "default" / "results.json", outdir / "nogate" / "results.json"
+    same = None
+    if {"analyze", "analyze-nogate"} <= only and a.exists() and b.exists():
+        same = a.read_bytes() == b.read_bytes()
+        print(f"results.json of analyze and analyze --no-gate byte-identical: {'yes' if same else 'NO'}")
+    summary = {"rows": n, "file": str(path), "meta": meta, "duckdb_ref": ref, "records": records,
+               "resamples_cap": args.resamples, "results_identical": same}
+    print_table(summary)
+    stages = next((r for r in records if r["kind"] == "stages" and r["rc"] == 0), None)
+    if stages:
+        print_stages(stages)
+    return summary
+
+
+def _note(rec: dict[str, Any], meta: dict[str, Any]) -> str:
+    res = rec["result"]
+    if rec["timed_out"]:
+        return "TIMED OUT (killed)"
+    if "failed" in res:
+        return "FAILED: " + res["failed"]
+    if "ledger" in res:
+        led = {k: v for k, v in res["ledger"].items() if v}
+        exp = meta["expected_ledger"]
+        ok = all(res["ledger"].get(k) == v for k, v in exp.items()) and all(
+            v in (0, None) for k, v in res["ledger"].items() if k not in exp)
+        return f"ledger {'= planted' if ok else '!= planted'}: {led}"
+    if "rows_seen" in res:
+        gone = meta["rows"] - res["rows_seen"]
+        unkeyed = res["rows_seen"] - res["rows_keyed"]
+        return (f"{res.get('groups')} keyed groups; of {meta['rows']:,} lines: {res['rows_keyed']:,} rows "
+                f"with keys, {unkeyed:,} without keys, {gone:,} dropped; no line numbers, no reasons")
+    if rec["kind"].startswith("analyze"):
+        return " | ".join(rec["stdout_tail"][-1:] + rec["stderr_tail"][-1:])
+    return " | ".join(rec["stderr_tail"])
+
+
+def print_table(summary: dict[str, Any]) -> None:
+    n = summary["rows"]
+    duck = [r for r in summary["records"] if r["kind"] == "duckdb" and r["rc"] == 0]
+    ref = min((r["wall"] for r in duck), default=None)
+    ref_cpu = min((r["cpu"] for r in duck), default=None)
+    print(f"\n{n:,} rows; x DuckDB = wall (CPU) time / DuckDB's, the faster of its runs: "
+          f"{'-' if ref is None else f'{ref:.2f} s ({ref_cpu:.2f} s CPU)'}")
+    print(f"| {'measurement':<56} | {'wall':>9} | {'rows/s':>9} | {'x DuckDB':>8} | {'CPU':>8} | "
+          f"{'CPU x DuckDB':>12} | {'peak RSS (largest)':>18} | {'peak RSS (tree)':>15} | {'load':>4} |")
+    print("|" + "|".join("-" * w for w in (58, 11, 11, 10, 10, 14, 20, 17, 6)) + "|")
+    for r in summary["records"]:
+        failed = r["timed_out"] or "failed" in r["result"] or r["rc"] not in (0, 1)
+        wall = f"{r['wall']:.2f} s"
+        rate = "-" if failed else f"{n / r['wall']:,.0f}"
+        ratio = "-" if failed or ref is None else f"{r['wall'] / ref:.1f}x"
+        cratio = "-" if failed or not ref_cpu else f"{r['cpu'] / ref_cpu:.1f}x"
+        label = r["label"] + (" (failed)" if failed else "")
+        print(f"| {label:<56} | {wall:>9} | {rate:>9} | {ratio:>8} | {r['cpu']:>6.1f} s | {cratio:>12} | "
+              f"{gb(r['rss_max']):>18} | {gb(r['rss_tree']):>15} | {r['load_at_start']:>4.1f} |")
+
+
+def print_stages(rec: dict[str, Any]) -> None:
+    res = rec["result"]
+    print(f"\nstages of one analysis ({res['resamples']:,} resamples, {res['cells']} scorecard cells, "
+          f"{res['judge_offsets']} judge offsets, {res['contrasts']} contrasts); imports "
+          f"{res['imports_seconds']:.1f} s, pipeline.run {res['run_seconds']:.1f} s, peak RSS {gb(res['peak_rss'])}")
+    boot = res["stages"].get("of which: cluster bootstrap")
+    if boot and res["resamples"] != 10_000:
+        full = boot["seconds"] * 10_000 / res["resamples"]
+        print(f"  full 10,000-resample cluster bootstrap: ~{full:.0f} s, EXTRAPOLATED linearly from "
+              f"{res['resamples']:,} resamples (its cost is resamples x scenarios per cell)")
+    elif boot:
+        print(f"  full 10,000-resample cluster bootstrap: {boot['seconds']:.1f} s (measured)")
+    order = sorted(res["stages"].items(), key=lambda kv: (kv[0].startswith("check"), "of which" in kv[0]))
+    for label, v in order:
+        rss = f"  RSS after {gb(v.get('rss_after'))}, peak so far {gb(v.get('peak_rss_so_far'))}" \
+            if "rss_after" in v else ""
+        err = f"  {v['error']}" if "error" in v else ""
+        print(f"  {label:<46} {v['seconds']:8.1f} s  ({v['calls']} calls){rss}{err}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--child":
+        return child_main(argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="1000000,5000000", help="comma-separated line counts")
+    ap.add_argument("--smoke", action="store_true", help=f"one small size ({SMOKE_ROWS:,} lines)")
+    ap.add_argument("--seed", type=int, default=generate.SEED)
+    ap.add_argument("--only", default=",".join(MEASUREMENTS),
+                    help=f"comma-separated subset of {','.join(MEASUREMENTS)}")
+    ap.add_argument("--resamples", type=int, help="cap the bootstrap of the analyze runs (default: none)")
+    ap.add_argument("--stage-resamples", type=int,
+                    help="resamples of the stage-timed run (default: the workbench default, 10,000)")
+    ap.add_argument("--pandas-max-rows", type=int, default=1_000_000)
+    ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per measurement")
+    ap.add_argument("--show", metavar="RECORD.json", help="print the tables of a saved record and exit")
+    args = ap.parse_args(argv)
+    if args.show:
+        saved = json.loads(Path(args.show).read_text(encoding="utf-8"))
+        print(f"started {saved['started']} on {saved['machine']}\ncommand: {' '.join(saved['argv'])}")
+        for run in saved["runs"]:
+            print_table(run)
+            st = next((r for r in run["records"] if r["kind"] == "stages" and r["rc"] == 0), None)
+            if st:
+                print_stages(st)
+        return 0
+    sizes = [SMOKE_ROWS] if args.smoke else [int(s) for s in args.sizes.split(",")]
+    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    bad = only - set(MEASUREMENTS)
+    if bad:
+        ap.error(f"unknown measurement(s): {', '.join(sorted(bad))}")
+    from importlib import metadata
+
+    import duckdb
+    import pandas
+    import polars
+
+    started = _dt.datetime.now(_dt.UTC)
+    try:
+        cpu = next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        cpu = platform.processor()
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    machine = (f"{cpu}, {os.cpu_count()} cores, {mem / 2**30:.0f} GB RAM, {platform.system()} "
+               f"{platform.release()}; Python {platform.python_version()}, duckdb {duckdb.__version__}, "
+               f"polars {polars.__version__}, pandas {pandas.__version__}, "
+               f"workbench {metadata.version('workbench')}; nice {os.nice(0)}")
+    print(f"started {started:%Y-%m-%d %H:%M} UTC on {machine}; load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("command: " + " ".join([Path(sys.executable).name, *sys.argv]))
+    generate.CACHE.mkdir(parents=True, exist_ok=True)
+    out = generate.CACHE / f"bench_scale_{started:%Y%m%dT%H%M%S}.json"
+    record: dict[str, Any] = {"started": started.isoformat(), "finished": None, "machine": machine,
+                              "argv": sys.argv, "runs": []}
+
+    def save() -> None:  # after every measurement, so an interrupted run keeps what it measured
+        out.write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
+
+    for n in sizes:
+        record["runs"].append(run_size(n, args, only, record, save))
+    finished = _dt.datetime.now(_dt.UTC)
+    print(f"\nfinished {finished:%H:%M} UTC; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    record["finished"] = finished.isoformat()
+    save()
+    print(f"record: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
