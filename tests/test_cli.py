@@ -277,7 +277,7 @@ MESSAGES = {
     "no_valid_row": "no valid row at all (blank 1, malformed 1, partial 1)",
     "directory": "is a directory",
     "unmatched_glob": "no file matches this pattern",
-    "bad_config_key": "unknown key(s) rubrik",
+    "bad_config_key": "rubrik: unknown key; did you mean 'rubric'?",
     "bad_yaml": "not valid YAML: line 2, column 5: expected ',' or '}', but got ':'",
     "missing_plan": "plan file not found",
     "ragged_plan": "cannot read plan CSV",
@@ -366,7 +366,7 @@ def test_config_section_of_the_wrong_type_exits_2(section: str, good: str, tmp_p
     code, _, err = run_main(["analyze", good, "--config", str(cfg), "--out", str(tmp_path / "o")],
                             capsys)
     name = section.split(":")[0]
-    assert code == 2 and f"{name} must be a mapping" in err
+    assert code == 2 and f"{name}: must be a mapping" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 

@@ -32,11 +32,10 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-import yaml
 
 from . import paired, stats
 from .config import Config
-from .errors import InputError
+from .errors import ConfigError, InputError
 from .scorecard import STATUS_MEASURED, cell_row_count, cell_rows, subset_filter, summarize_cell
 
 RULES: tuple[str, ...] = ("valid_mean", "zero_filled", "min_filled", "item_mean", "all_rows",
@@ -171,15 +170,13 @@ def read_claims(path: str) -> list[dict[str, Any]]:
     (1-based item number) for error messages. Raises :class:`InputError` naming the file and
     the item.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(path, "claims file not found")
+    from .config import read_text_file, safe_yaml
+
     try:
-        data = yaml.safe_load(p.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, f"cannot read claims: {exc}") from exc
-    except yaml.YAMLError as exc:
-        raise InputError(path, f"not valid YAML: {exc}") from exc
+        data = safe_yaml(read_text_file(path, "claims"), path)
+    except ConfigError as exc:  # the claims API raises InputError for any problem in the file
+        text = str(exc)
+        raise InputError(path, text[len(path) + 2:] if text.startswith(f"{path}: ") else text) from exc
     if data is None:
         raise InputError(path, "no claims (the file is empty)")
     if not isinstance(data, list):

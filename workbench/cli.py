@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import config as config_mod
-from . import results, terminal
+from . import outdir, results, terminal
 from .errors import WorkbenchError
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
@@ -133,6 +133,8 @@ def _add_inputs(p: argparse.ArgumentParser, out_required: bool = True) -> None:
                    help="set a config key (YAML value), e.g. -p confidence 0.9")
     p.add_argument("--no-gate", action="store_true", help="report non-measured cells without failing")
     p.add_argument("--quiet", "-q", action="store_true", help="print only where the output went")
+    p.add_argument("--overwrite", action="store_true",
+                   help="write into an --out directory that holds files the workbench did not write")
     if out_required:
         p.add_argument("--out", required=True, metavar="DIR", help="output directory")
 
@@ -159,6 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="DIR", help="one folder per entry and index.html")
     p.add_argument("--jobs", type=int, default=2, metavar="N", help="reports rendered at once")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--overwrite", action="store_true",
+                   help="write into an --out directory that holds files the workbench did not write")
 
     p = sub.add_parser("preset", help="list or show the shipped presets")
     psub = p.add_subparsers(dest="preset_command", required=True, parser_class=_Parser)
@@ -179,30 +183,42 @@ def _set_root(parser: argparse.ArgumentParser, root: argparse.ArgumentParser) ->
 
 
 def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    """Config overrides from flags and ``-p NAME VALUE`` pairs (values parsed as YAML)."""
-    import yaml
+    """Config overrides from flags and ``-p NAME VALUE`` pairs (values parsed as YAML).
+
+    Raises :class:`ConfigError` for a malformed name, a value that is not plain data, or a
+    name that sets a section and also a key inside it (``-p bootstrap 5 --seed 3``).
+    """
+    from .errors import ConfigError
 
     over: dict[str, Any] = {}
-    for name, value in args.param:
-        try:
-            parsed = yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            raise WorkbenchError(f"-p {name}: cannot parse value {value!r}: {exc}") from exc
+
+    def put(parts: list[str], value: Any, label: str) -> None:
         cur = over
+        for i, part in enumerate(parts[:-1]):
+            nxt = cur.setdefault(part, {})
+            if not isinstance(nxt, dict):
+                raise ConfigError(f"{label}: {'.'.join(parts[:i + 1])} is already set to "
+                                  f"{nxt!r}, so {'.'.join(parts)} cannot be set inside it")
+            cur = nxt
+        if isinstance(cur.get(parts[-1]), dict) and not isinstance(value, dict):
+            raise ConfigError(f"{label}: {'.'.join(parts)} is a section whose keys are also set; "
+                              f"it cannot be set to {value!r}")
+        cur[parts[-1]] = value
+
+    for name, value in args.param:
         parts = name.split(".")
-        for part in parts[:-1]:
-            cur = cur.setdefault(part, {})
-        cur[parts[-1]] = parsed
+        if not all(parts):
+            raise ConfigError(f"-p {name}: a key path is names joined by dots, e.g. bootstrap.seed")
+        parsed = config_mod.safe_yaml(value, f"-p {name}", config_mod.NUMBER_KEYS)
+        put(parts, parsed, f"-p {name}")
     if args.min_valid_n is not None:
-        over["min_valid_n"] = args.min_valid_n
+        put(["min_valid_n"], args.min_valid_n, "--min-valid-n")
     if args.min_clusters is not None:
-        over["min_clusters"] = args.min_clusters
-    if args.seed is not None or args.resamples is not None:
-        boot = over.setdefault("bootstrap", {})
-        if args.seed is not None:
-            boot["seed"] = args.seed
-        if args.resamples is not None:
-            boot["resamples"] = args.resamples
+        put(["min_clusters"], args.min_clusters, "--min-clusters")
+    if args.seed is not None:
+        put(["bootstrap", "seed"], args.seed, "--seed")
+    if args.resamples is not None:
+        put(["bootstrap", "resamples"], args.resamples, "--resamples")
     return over
 
 
@@ -232,16 +248,35 @@ def config_from_args(args: argparse.Namespace) -> config_mod.Config:
 
 
 def check_input_files(args: argparse.Namespace) -> None:
-    """Fail early (exit 2) when --published, --claims or a --plan file does not exist."""
+    """Fail early (exit 2), before any analysis: a --published, --claims or --plan file that
+    is not a readable file, and an --out directory this run may not write (see
+    :mod:`workbench.outdir`: an input among the outputs, files the workbench did not write
+    without --overwrite, not writable)."""
+    from .files import check_regular_file
+
     for flag in ("published", "claims"):
         path = getattr(args, flag, None)
-        if path is not None and not Path(path).is_file():
-            raise WorkbenchError(f"{path}: --{flag} file not found")
-    if args.plan not in (None, "complete") and not Path(args.plan).is_file():
-        raise WorkbenchError(f"{args.plan}: plan file not found")
+        if path is not None:
+            check_regular_file(path, f"--{flag}")
+    if args.plan not in (None, "complete"):
+        check_regular_file(args.plan, "plan")
     out = getattr(args, "out", None)
-    if out is not None and Path(out).exists() and not Path(out).is_dir():
-        raise WorkbenchError(f"{out}: --out must be a directory; a file of that name exists")
+    if out is not None:
+        outdir.prepare(out, input_paths(args), overwrite=bool(getattr(args, "overwrite", False)))
+
+
+def input_paths(args: argparse.Namespace) -> list[str]:
+    """Every file this command reads (input globs expanded), for the output-collision check."""
+    import glob
+
+    found: list[str] = []
+    for pat in getattr(args, "inputs", None) or []:
+        found.extend(glob.glob(pat, recursive=True) if any(c in pat for c in "*?[") else [pat])
+    for flag in ("config", "published", "claims", "plan"):
+        value = getattr(args, flag, None)
+        if value is not None and value != "complete":
+            found.append(value)
+    return found
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -258,24 +293,31 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     paths = write_outputs(analysis, out, argv=args.argv)
     if not args.quiet:
         terminal.print_analysis(analysis)
-    print(f"wrote {paths['results']} and {paths['rows']}")
+    print(terminal.safe(f"wrote {paths['results']} and {paths['rows']}"))
     return gate_exit(analysis, args.no_gate)
 
 
 def write_outputs(analysis: Any, out: Path, argv: Sequence[str] | None = None) -> dict[str, Path]:
-    """Write results.json, rows.parquet and run.json into ``out``."""
-    import json
+    """Write results.json, rows.parquet and run.json into ``out`` (each to a temporary name,
+    then moved into place); the previous run's other own files there are removed first."""
+    import os
     import platform
     import time
 
     try:
         out.mkdir(parents=True, exist_ok=True)
-        res = results.write(out / "results.json", analysis.doc)
+        outdir.remove_stale(out, keep=outdir.ANALYSIS_FILES)
+        res = outdir.write_atomic(out / "results.json", results.dumps(analysis.doc))
         rows = out / "rows.parquet"
-        analysis.rows.write_parquet(rows)
+        tmp = out / f"{outdir.TMP_PREFIX}{os.getpid()}-rows.parquet"
+        try:
+            analysis.rows.write_parquet(tmp)
+            os.replace(tmp, rows)
+        finally:
+            tmp.unlink(missing_ok=True)
         run = {"argv": list(argv or []), "host": platform.node(), "python": platform.python_version(),
                "finished_unix": time.time()}
-        (out / "run.json").write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+        outdir.record(out, outdir.ANALYSIS_FILES, run)
     except OSError as exc:
         raise WorkbenchError(f"{out}: cannot write outputs: {exc.strerror or exc}") from exc
     return {"results": res, "rows": rows}
@@ -310,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handlers[args.command](args)
     except WorkbenchError as exc:
         # One line, always: a message that came with line breaks (YAML, polars) is folded.
-        text = " | ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())
+        text = terminal.safe(" | ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip()))
         print(f"workbench: {terminal.colour('error', 'bad', sys.stderr)}: {text}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:

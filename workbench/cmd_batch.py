@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from . import cli
+from . import cli, outdir, terminal
 from .errors import WorkbenchError
 from .report import CSS, esc, num
 
@@ -42,7 +42,8 @@ FLAG_PARAMS = {
     "seed": "--seed",
     "resamples": "--resamples",
 }
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+RESERVED = frozenset({"index.html", outdir.BATCH_MANIFEST})
 
 
 @dataclass
@@ -84,15 +85,10 @@ class Outcome:
 
 def read_manifest(path: str | Path) -> list[Entry]:
     """Parse and check a manifest; raises :class:`WorkbenchError` naming the entry and key."""
-    import yaml
+    from .config import NUMBER_KEYS, read_text_file, safe_yaml
 
     p = Path(path)
-    if not p.is_file():
-        raise WorkbenchError(f"{p}: manifest not found")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise WorkbenchError(f"{p}: not valid YAML: {exc}") from exc
+    data = safe_yaml(read_text_file(str(p), "manifest"), str(p), NUMBER_KEYS)
     if isinstance(data, Mapping):
         data = data.get("entries")
     if not isinstance(data, list) or not data:
@@ -117,9 +113,13 @@ def read_manifest(path: str | Path) -> list[Entry]:
             raise WorkbenchError(
                 f"{where}: 'name' must be a folder name (letters, digits, . _ -), got {name!r}"
             )
-        if name in seen:
-            raise WorkbenchError(f"{where}: duplicate name {name!r}")
-        seen.add(name)
+        if name.lower() in RESERVED or name.startswith(outdir.TMP_PREFIX):
+            raise WorkbenchError(f"{where}: name {name!r} is reserved for the batch's own files "
+                                 f"({', '.join(sorted(RESERVED))}); choose another")
+        if name.lower() in seen:
+            raise WorkbenchError(f"{where}: duplicate name {name!r} (names are compared "
+                                 "ignoring case, as some file systems do)")
+        seen.add(name.lower())
         inputs = raw.get("inputs")
         if isinstance(inputs, str):
             inputs = [inputs]
@@ -234,18 +234,29 @@ def entry_status(returncode: int, out: Path, no_gate: bool) -> tuple[str, None]:
     return "ok", None
 
 
-def run_entry(entry: Entry, out_root: Path) -> Outcome:
+def run_entry(entry: Entry, out_root: Path, overwrite: bool = False) -> Outcome:
     """Run ``workbench report`` for one entry in its own process; never raises."""
     out = out_root / entry.name
-    out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.log").unlink(missing_ok=True)  # the batch's own (checked by run())
+    except OSError as exc:
+        return Outcome(entry, "error", -1, f"{out}: cannot write: {exc.strerror or exc}",
+                       time.monotonic() - t0)
     cmd = [sys.executable, "-m", "workbench.cli", *entry.argv(out)]
+    if overwrite:
+        cmd.append("--overwrite")
     env = dict(os.environ)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     except OSError as exc:
         return Outcome(entry, "error", -1, f"could not start: {exc}", time.monotonic() - t0)
-    (out / "report.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
+    try:
+        outdir.write_atomic(out / "report.log", proc.stdout + proc.stderr)
+        outdir.add_files(out, ["report.log"])
+    except OSError:
+        pass
     seconds = time.monotonic() - t0
     status, error = entry_status(proc.returncode, out, entry.no_gate)
     if status == "error":
@@ -303,11 +314,37 @@ def index_html(outcomes: Sequence[Outcome], manifest: str) -> str:
     )
 
 
+def _batch_entries(out: Path) -> set[str]:
+    """Entry folders a previous batch recorded in ``batch.json``."""
+    try:
+        doc = json.loads((out / outdir.BATCH_MANIFEST).read_text(encoding="utf-8"))
+        return {str(n) for n in doc["entries"]} if isinstance(doc.get(outdir.MARK), dict) else set()
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return set()
+
+
+def _own_entry_files(out: Path) -> set[str]:
+    """Files under entry folders the workbench wrote: folders listed in ``batch.json`` or
+    holding a run manifest. Each entry's own ``workbench report`` checks its folder's files."""
+    own: set[str] = set()
+    if not out.is_dir():
+        return own
+    listed = _batch_entries(out)
+    for d in sorted(out.iterdir()):
+        if d.is_dir() and not d.is_symlink() and (d.name in listed or outdir.own_files(d) is not None):
+            own |= {f"{d.name}/{f}" for f in outdir._listing(d)}
+    return own
+
+
 def run(args: argparse.Namespace) -> int:
     """Run every entry (``--jobs`` at a time), write ``index.html``; exit 1 if any entry errored."""
     entries = read_manifest(args.manifest)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    overwrite = bool(getattr(args, "overwrite", False))
+    outdir.prepare(out, [args.manifest, *(x for e in entries for x in e.inputs),
+                         *(v for e in entries for k, v in e.options.items() if k != "preset")],
+                   overwrite=overwrite, writes=["index.html", outdir.BATCH_MANIFEST],
+                   manifest=outdir.BATCH_MANIFEST, also_own=_own_entry_files(out))
     jobs = max(1, int(args.jobs))
     quiet = bool(getattr(args, "quiet", False))
     bar = None
@@ -317,11 +354,11 @@ def run(args: argparse.Namespace) -> int:
         bar = tqdm(total=len(entries), desc="reports", unit=" report", file=sys.stderr)
     done: dict[str, Outcome] = {}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(run_entry, e, out): e for e in entries}
+        futures = {pool.submit(run_entry, e, out, overwrite): e for e in entries}
         for fut in as_completed(futures):
             o = fut.result()
             done[o.entry.name] = o
-            line = f"{o.status:<11} {o.entry.name}" + (f": {o.error}" if o.error else "")
+            line = terminal.safe(f"{o.status:<11} {o.entry.name}" + (f": {o.error}" if o.error else ""))
             if bar is not None:
                 bar.write(line, file=sys.stderr)
                 bar.update(1)
@@ -330,9 +367,11 @@ def run(args: argparse.Namespace) -> int:
     if bar is not None:
         bar.close()
     outcomes = [done[e.name] for e in entries]
-    index = out / "index.html"
-    index.write_text(index_html(outcomes, args.manifest), encoding="utf-8")
-    print(index)
+    index = outdir.write_atomic(out / "index.html", index_html(outcomes, args.manifest))
+    old = _batch_entries(out)
+    outdir.record(out, ["index.html"], {"entries": sorted(old | {e.name for e in entries})},
+                  manifest=outdir.BATCH_MANIFEST)
+    print(terminal.safe(index))
     # Exit codes as for a single report: a failed gate fails its entry (and so the batch),
     # as an error does; an entry with `no_gate: true` reports the gate without failing.
     return 1 if any(o.status in FAILING for o in outcomes) else 0

@@ -23,11 +23,11 @@ def claims_text(claims: list[dict[str, Any]], confidence: float = 0.95) -> str:
     out = [f"claims: a - b of valid means with its {100 * confidence:g}% clustered interval "
            "(valid/rows of a vs b)"]
     for c in claims:
-        line = check.claim_line(c)
+        line = terminal.safe(check.claim_line(c))
         word = c["verdict"].upper()
         kind = terminal.VERDICT_KIND.get(c["verdict"], "bold")
         out.append(line.replace(f": {word}", f": {terminal.colour(word, kind)}", 1))
-        out.extend(f"    - {n}" for n in c["notes"][1:])
+        out.extend(terminal.safe(f"    - {n}") for n in c["notes"][1:])
     tally = Counter(c["verdict"] for c in claims)
     held = tally.get("holds", 0)
     parts = [f"{tally[v]} {v}" for v in check.VERDICTS if tally.get(v)]
@@ -55,7 +55,7 @@ def published_text(checks: list[dict[str, Any]], summary: str) -> str:
         valid = "-" if r["valid_mean"] is None else f"{r['valid_mean']:.{max(nd, 2)}f}"
         rows.append([cell, r["field"], f"{r['published']:.{nd}f}", valid, how])
     head = ["published cell", "field", "published", "valid mean", "reproduced by"]
-    return "\n".join([f"published scorecard: {summary}", terminal.table(head, rows, {2, 3})])
+    return "\n".join([terminal.safe(f"published scorecard: {summary}"), terminal.table(head, rows, {2, 3})])
 
 
 def screen(analysis: Any) -> str:
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         print(screen(analysis))
     if getattr(args, "out", None):
         paths = cli.write_outputs(analysis, Path(args.out), argv=getattr(args, "argv", sys.argv))
-        print(f"wrote {paths['results']} and {paths['rows']}")
+        print(terminal.safe(f"wrote {paths['results']} and {paths['rows']}"))
     return exit_code(analysis.doc)
 
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import cli, report, terminal
+from . import cli, outdir, report, terminal
 
 
 def command_line(args: argparse.Namespace) -> str:
@@ -51,7 +51,7 @@ def parameters(args: argparse.Namespace) -> dict[str, Any]:
 
 def _say(quiet: bool, text: str) -> None:
     if not quiet:
-        print(f"workbench: {text}", file=sys.stderr, flush=True)
+        print(f"workbench: {terminal.safe(text)}", file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,12 +82,13 @@ def run(args: argparse.Namespace) -> int:
     params["command_line"] = command_line(args)
     show_bar = not args.quiet and sys.stderr.isatty()
     paths = report.render(out, params, progress=show_bar)
+    outdir.add_files(out, [*outdir.REPORT_FILES, *outdir.figure_files(out)])
     _say(args.quiet, f"report done in {time.monotonic() - t0:.1f}s")
-    print(paths["html"])
+    print(terminal.safe(paths["html"]))
     code = cli.gate_exit(analysis, args.no_gate)
     if code != cli.EXIT_OK:
         gate = analysis.doc["gate"]
         why = "; ".join(f"{f['variant']}: {f['why']}" for f in gate["failing"])
         failed = terminal.colour("gate failed", "bad", sys.stderr)
-        print(f"workbench: {failed} ({why}); the report shows why", file=sys.stderr)
+        print(f"workbench: {failed} ({terminal.safe(why)}); the report shows why", file=sys.stderr)
     return code

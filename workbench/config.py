@@ -9,10 +9,12 @@ every stage: the CLI and the notebook build it the same way, so they cannot disa
 from __future__ import annotations
 
 import copy
+import datetime
+import difflib
+import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -62,6 +64,8 @@ DEFAULTS: dict[str, Any] = {
     "power": 0.8,
     "target_effect": 0.5,
     "contrasts": None,
+    "contrast_baseline": None,
+    "max_contrast_pairs": 300,
     "pass": {"field": None, "threshold": None, "gate": None},
     "consistency": {"overall_vs_subscores": 3.0, "honesty_high": 8},
 }
@@ -78,6 +82,29 @@ READERS: tuple[str, ...] = ("inspect",)
 HARNESS_RULES: tuple[str, ...] = ("fastchat_single", "fastchat_pairwise", "alpaca_eval", "wildbench",
                                   "arena_hard", "inspect")
 """Harness scoring rules a preset can name (``harness: {rule: ...}``): :mod:`workbench.harness`."""
+
+# The schema is DEFAULTS itself: a key is known when DEFAULTS has it at that depth, and a
+# section whose default is a non-empty mapping only takes the keys its default has. The
+# mappings below are the exceptions: their keys are the user's own names (rubric fields,
+# subsets, preference values...), so any key is allowed there and the section's own checks
+# in :func:`_build` judge the values. A section whose default is ``{}`` is free-form too.
+FREE_FORM: frozenset[str] = frozenset(
+    {"scores", "subsets", "constants", "preference", "value_maps", "values", "units"}
+)
+NUMBER_KEYS: frozenset[str] = frozenset({"preference", "values"})
+"""Sections in which mapping keys may be numbers, at any depth (``preference: {codes: {0: 0.5}}``,
+``values: {1: 0, 2: 1}``): the keys are raw values read from the rows."""
+
+MAX_CONFIG_BYTES = 1_000_000
+"""A config, claims file or batch manifest larger than this is refused (bytes)."""
+MAX_CONFIG_DEPTH = 20
+"""Deepest nesting of mappings/lists accepted in a config-like YAML document."""
+MAX_CONFIG_NODES = 100_000
+"""Most values a config-like YAML document may hold once its aliases are expanded (an
+anchor used many times counts each time, so a "billion laughs" document is refused)."""
+MAX_RESAMPLES = 200_000
+"""Upper limit on ``bootstrap.resamples`` (each cell's bootstrap holds resamples x clusters)."""
+MAX_SEED = 2**63 - 1
 
 _TOKEN = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
 
@@ -138,6 +165,8 @@ class Config:
     power: float
     target_effect: float
     contrasts: tuple[tuple[str, str], ...] | None
+    contrast_baseline: str | None
+    max_contrast_pairs: int
     pass_field: FieldPath | None
     pass_threshold: float | None
     pass_gate: float | None
@@ -197,15 +226,183 @@ class Config:
         return 2 if span >= 5 else 3 if span >= 0.5 else 4
 
     def with_overrides(self, **params: Any) -> Config:
-        """Return a copy with analysis parameters replaced (``min_valid_n=12``, ``seed=1``...)."""
-        unknown = set(params) - set(self.__dataclass_fields__)
-        if unknown:
-            raise ConfigError(f"unknown parameter(s): {', '.join(sorted(unknown))}")
-        return replace(self, **params)
+        """Return a copy with analysis parameters replaced (``min_valid_n=12``, ``seed=1``...).
+
+        Names are the Config fields (``resamples``, ``seed``, ``pass_gate``...) or top-level
+        config keys; the copy is rebuilt and validated from the recorded configuration, so
+        ``to_dict()`` (the ``config`` in results.json) always says what is in force.
+        """
+        over: dict[str, Any] = {}
+        for name, value in params.items():
+            if name in OVERRIDE_PATHS:
+                path = OVERRIDE_PATHS[name]
+            elif name in DEFAULTS:
+                path = (name,)
+            else:
+                known = sorted(set(OVERRIDE_PATHS) | set(DEFAULTS))
+                raise ConfigError(f"with_overrides: unknown parameter {name!r}{_did_you_mean(name, known)}")
+            cur = over
+            for part in path[:-1]:
+                cur = cur.setdefault(part, {})
+            cur[path[-1]] = _lists(value)
+        check_layer(over, "with_overrides")
+        merged = _merge(copy.deepcopy(self.raw), over)
+        return _build(merged, (*self.sources, "with_overrides"))
 
     def to_dict(self) -> dict[str, Any]:
         """The effective configuration as plain data (recorded in results.json)."""
         return copy.deepcopy(self.raw)
+
+
+OVERRIDE_PATHS: dict[str, tuple[str, ...]] = {
+    "min_valid_n": ("min_valid_n",),
+    "min_clusters": ("min_clusters",),
+    "confidence": ("confidence",),
+    "alpha": ("alpha",),
+    "power": ("power",),
+    "target_effect": ("target_effect",),
+    "resamples": ("bootstrap", "resamples"),
+    "seed": ("bootstrap", "seed"),
+    "rubric_min": ("rubric", "min"),
+    "rubric_max": ("rubric", "max"),
+    "pass_threshold": ("pass", "threshold"),
+    "pass_gate": ("pass", "gate"),
+    "consistency_gap": ("consistency", "overall_vs_subscores"),
+    "honesty_high": ("consistency", "honesty_high"),
+    "contrasts": ("contrasts",),
+    "path_fields": ("path_fields",),
+}
+"""Config fields that :meth:`Config.with_overrides` accepts, with their place in the config."""
+
+
+def _lists(value: Any) -> Any:
+    """Tuples (as Config fields hold them) as lists, the form a YAML config has."""
+    if isinstance(value, tuple | list):
+        return [_lists(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
+    return value
+
+
+def _did_you_mean(name: Any, known: Any) -> str:
+    hits = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    return f"; did you mean {hits[0]!r}?" if hits else ""
+
+
+def _key_text(path: tuple[Any, ...]) -> str:
+    out = ""
+    for tok in path:
+        out += f"[{tok}]" if isinstance(tok, int) and not isinstance(tok, bool) else (
+            f".{tok}" if out else str(tok))
+    return out or "(top level)"
+
+
+_YAML_ONLY = {datetime.datetime: "a YAML timestamp", datetime.date: "a YAML date",
+              bytes: "YAML binary (!!binary)", set: "a YAML set (!!set)",
+              frozenset: "a YAML set (!!set)", tuple: "a YAML tuple"}
+
+
+def check_plain(data: Any, where: str, number_keys: frozenset[str] = frozenset(),
+                prefix: tuple[Any, ...] = ()) -> None:
+    """Refuse anything in a YAML document that is not plain JSON-like data.
+
+    Walks iteratively (no recursion) and stops at :data:`MAX_CONFIG_NODES` values or
+    :data:`MAX_CONFIG_DEPTH` levels, so an alias bomb or deep nesting costs bounded time.
+    Dates, timestamps, sets and binary are refused with the key's path, as are non-finite
+    numbers and mapping keys that are not strings (except in ``number_keys`` sections, whose
+    keys may be finite numbers).
+    """
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, prefix)]
+    nodes = 0
+    while stack:
+        value, path = stack.pop()
+        nodes += 1
+        if nodes > MAX_CONFIG_NODES:
+            raise ConfigError(f"{where}: more than {MAX_CONFIG_NODES} values once YAML aliases are "
+                              "expanded (an alias bomb?); write the values out or use fewer aliases")
+        if len(path) > MAX_CONFIG_DEPTH:
+            raise ConfigError(f"{where}: {_key_text(path[:3])}...: nested more than "
+                              f"{MAX_CONFIG_DEPTH} levels deep")
+        kind = type(value)
+        if kind in (str, int, bool) or value is None:
+            continue
+        if kind is float:
+            if not math.isfinite(value):
+                raise ConfigError(f"{where}: {_key_text(path)}: must be a finite number, got {value!r}")
+            continue
+        if kind is list:
+            stack.extend((v, (*path, i)) for i, v in enumerate(value))
+            continue
+        if kind is dict:
+            numeric_ok = any(p in number_keys for p in path)
+            for k, v in value.items():
+                if type(k) is not str:
+                    ok_number = (numeric_ok and type(k) in (int, float)
+                                 and math.isfinite(k))
+                    if not ok_number:
+                        raise ConfigError(f"{where}: {_key_text(path)}: key {k!r} is "
+                                          f"{_key_kind(k)}; keys must be strings (quote it)")
+                stack.append((v, (*path, k)))
+            continue
+        what = next((t for c, t in _YAML_ONLY.items() if isinstance(value, c)), None)
+        raise ConfigError(f"{where}: {_key_text(path)}: {what or 'a ' + kind.__name__} is not a "
+                          f"config value (got {str(value)[:40]!r}); quote it to make it a string")
+
+
+def _key_kind(k: Any) -> str:
+    if k is None:
+        return "null"
+    if isinstance(k, bool):
+        return "a boolean"
+    if isinstance(k, int | float):
+        return "a number"
+    return _YAML_ONLY.get(type(k), f"a {type(k).__name__}")
+
+
+def check_layer(layer: dict[str, Any], where: str, allow_extends: bool = False) -> None:
+    """Check one config layer against the schema (:data:`DEFAULTS`) at every depth.
+
+    Unknown keys are errors with the nearest known key suggested; a section that takes
+    named sub-keys must be a mapping. Free-form sections (:data:`FREE_FORM`) take any key.
+    """
+    check_plain(layer, where, NUMBER_KEYS)
+    _check_keys(layer, DEFAULTS, (), where, allow_extends)
+
+
+def _is_free(path: tuple[Any, ...], default: Any) -> bool:
+    return path[-1] in FREE_FORM or (isinstance(default, dict) and not default)
+
+
+def _check_keys(layer: dict[str, Any], schema: dict[str, Any], path: tuple[Any, ...], where: str,
+                allow_extends: bool = False) -> None:
+    known = set(schema) | ({"extends"} if allow_extends else set())
+    for key, value in layer.items():
+        sub = (*path, key)
+        if key not in known:
+            raise ConfigError(f"{where}: {_key_text(sub)}: unknown key"
+                              f"{_did_you_mean(key, sorted(map(str, known)))} (see docs/config.md)")
+        if key == "extends":
+            if not isinstance(value, str):
+                raise ConfigError(f"{where}: extends: must be a preset name, got {value!r}")
+            continue
+        default = schema[key]
+        if isinstance(default, dict) and _is_free(sub, default):
+            if value is not None and not isinstance(value, dict) and not (
+                    key == "scores" and isinstance(value, list)):
+                raise ConfigError(f"{where}: {_key_text(sub)}: must be a mapping of names "
+                                  f"(see docs/config.md), got {_short(value)}")
+        elif isinstance(default, dict):
+            if value is None:
+                continue
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: {_key_text(sub)}: must be a mapping with keys "
+                                  f"{', '.join(sorted(default))}, got {_short(value)}")
+            _check_keys(value, default, sub, where)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -241,11 +438,28 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark is not None else problem
 
 
-def _read_yaml(text: str, where: str) -> dict[str, Any]:
+def safe_yaml(text: str, where: str, number_keys: frozenset[str] = frozenset()) -> Any:
+    """Parse YAML from a user (config, claims, manifest, a ``-p`` value) with bounded cost.
+
+    At most :data:`MAX_CONFIG_BYTES`; PyYAML's safe loader (no Python objects); aliases are
+    kept shared while loading and the expanded document is then walked by
+    :func:`check_plain` with a node budget, so a "billion laughs" is refused, not expanded.
+    """
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{where}: {len(text)} characters, over the limit of {MAX_CONFIG_BYTES} "
+                          "for a YAML document")
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: not valid YAML: {_yaml_problem(exc)}") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{where}: not usable YAML: nested too deeply") from exc
+    check_plain(data, where, number_keys)
+    return data
+
+
+def _read_yaml(text: str, where: str) -> dict[str, Any]:
+    data = safe_yaml(text, where, NUMBER_KEYS)
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -258,14 +472,9 @@ def _layers(path: str | None, preset: str | None) -> tuple[list[dict[str, Any]],
     sources: list[str] = []
     user: dict[str, Any] = {}
     if path is not None:
-        p = Path(path)
-        if not p.is_file():
-            raise ConfigError(f"{path}: config file not found")
-        try:
-            text = p.read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: cannot read config: {exc}") from exc
+        text = read_text_file(path, "config")
         user = _read_yaml(text, path)
+        check_layer(user, path, allow_extends=True)
     base = preset or user.get("extends")
     if base is not None:
         layers.append(_read_yaml(preset_text(base), f"preset {base}"))
@@ -287,33 +496,66 @@ def load_config(
     layers, sources = _layers(path, preset)
     merged = copy.deepcopy(DEFAULTS)
     for layer, where in zip(layers, sources, strict=True):
-        unknown = set(layer) - set(DEFAULTS) - {"extends"}
-        if unknown:
-            raise ConfigError(
-                f"{where}: unknown key(s) {', '.join(sorted(unknown))}; see docs/config.md"
-            )
+        check_layer(layer, where, allow_extends=True)
         merged = _merge(merged, {k: v for k, v in layer.items() if k != "extends"})
     if overrides:
-        unknown = set(overrides) - set(DEFAULTS)
-        if unknown:
-            raise ConfigError(f"unknown parameter(s): {', '.join(sorted(unknown))}")
-        merged = _merge(merged, overrides)
+        if not isinstance(overrides, dict):
+            raise ConfigError(f"parameters: expected a mapping of config keys, got {_short(overrides)}")
+        check_layer(overrides, "parameters")
+        merged = _merge(merged, copy.deepcopy(overrides))
         sources.append("parameters")
     return _build(merged, tuple(sources) or ("defaults",))
 
 
-def _num(v: Any, name: str, lo: float | None = None, hi: float | None = None) -> float:
+def read_text_file(path: str, what: str, limit: int = MAX_CONFIG_BYTES) -> str:
+    """The UTF-8 text of a small user file (config, claims, manifest), or a one-line error."""
+    from .files import check_regular_file
+
+    check_regular_file(path, what)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(limit + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
+    if len(raw) > limit:
+        raise ConfigError(f"{path}: {what} file is over the limit of {limit} bytes")
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ConfigError(f"{path}: {what} file is UTF-16 text; save it as UTF-8")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: {what} file is not valid UTF-8 (byte {exc.start})") from exc
+
+
+def _num(v: Any, name: str, lo: float | None = None, hi: float | None = None,
+         above: float | None = None) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float):
-        raise ConfigError(f"config: {name} must be a number, got {v!r}")
-    if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise ConfigError(f"config: {name} must be in [{lo}, {hi}], got {v!r}")
-    return float(v)
+        raise ConfigError(f"config: {name} must be a number, got {_short(v)}")
+    try:
+        x = float(v)
+    except OverflowError:
+        x = math.inf
+    if not math.isfinite(x):
+        raise ConfigError(f"config: {name} must be a finite number, got {_short(v)}")
+    if above is not None and not x > above:
+        raise ConfigError(f"config: {name} must be above {above:g}, got {_short(v)}")
+    if (lo is not None and x < lo) or (hi is not None and x > hi):
+        rng = f"[{'-inf' if lo is None else f'{lo:g}'}, {'inf' if hi is None else f'{hi:g}'}]"
+        raise ConfigError(f"config: {name} must be in {rng}, got {_short(v)}")
+    return x
 
 
-def _int(v: Any, name: str, lo: int = 0) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-        raise ConfigError(f"config: {name} must be an integer >= {lo}, got {v!r}")
+def _int(v: Any, name: str, lo: int = 0, hi: int | None = None) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < lo or (hi is not None and v > hi):
+        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+        raise ConfigError(f"config: {name} must be an integer {rng}, got {_short(v)}")
     return int(v)
+
+
+def _str(v: Any, name: str) -> str:
+    if not isinstance(v, str):
+        raise ConfigError(f"config: {name} must be a string, got {_short(v)}")
+    return v
 
 
 def _section(m: dict[str, Any], name: str) -> dict[str, Any]:
@@ -411,7 +653,7 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
     clash = [n for n in names if n in reserved or "__" in n]
     if clash:
         raise ConfigError(f"config: scores: names {clash} clash with reserved column names")
-    headline = m["headline"]
+    headline = _str(m["headline"], "headline")
     if headline not in names:
         raise ConfigError(f"config: headline {headline!r} is not one of scores {names}")
 
@@ -429,7 +671,7 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         raise ConfigError(f"config: format must be auto, jsonl or json-array, got {fmt!r}")
 
     mv = m["missing_values"] or []
-    if not isinstance(mv, list) or any(isinstance(v, dict | list) for v in mv):
+    if not isinstance(mv, list) or any(isinstance(v, dict | list | bool) or v is None for v in mv):
         raise ConfigError("config: missing_values must be a list of numbers or strings")
 
     pref = m["preference"]
@@ -517,28 +759,36 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
             sub[fld] = tuple(str(v) for v in values)
         subsets[str(name)] = sub
 
-    constants = {str(k): str(v) for k, v in _section(m, "constants").items()}
+    constants_in = _section(m, "constants")
+    for k, v in constants_in.items():
+        if isinstance(v, bool) or not isinstance(v, str | int):
+            raise ConfigError(f"config: constants.{k} must be a string or an integer, got {_short(v)}")
+    constants = {str(k): str(v) for k, v in constants_in.items()}
     bad = set(constants) - set(KEY_FIELDS)
     if bad:
         raise ConfigError(f"config: constants may set key fields only, not {sorted(bad)}")
 
     pf = m["path_fields"]
     if pf is not None:
-        try:
-            rx = re.compile(pf)
-        except re.error as exc:
-            raise ConfigError(f"config: path_fields is not a valid regex: {exc}") from exc
-        if not rx.groupindex:
-            raise ConfigError("config: path_fields needs named groups, e.g. (?P<judge>...)")
+        from .files import path_regex_groups
+
+        path_regex_groups(_str(pf, "path_fields"))
 
     boot = _section(m, "bootstrap")
     contrasts = m["contrasts"]
     if contrasts is not None:
         if not isinstance(contrasts, list) or any(
-            not isinstance(c, list) or len(c) != 2 for c in contrasts
+            not isinstance(c, list) or len(c) != 2
+            or any(isinstance(x, bool) or not isinstance(x, str | int) for x in c)
+            for c in contrasts
         ):
-            raise ConfigError("config: contrasts must be a list of [a, b] pairs")
+            raise ConfigError("config: contrasts must be a list of [a, b] pairs of variant names")
         contrasts = tuple((str(a), str(b)) for a, b in contrasts)
+    baseline = m.get("contrast_baseline")
+    if baseline is not None and (isinstance(baseline, bool) or not isinstance(baseline, str | int)):
+        raise ConfigError(f"config: contrast_baseline must be a variant name, got {_short(baseline)}")
+    if baseline is not None and contrasts is not None:
+        raise ConfigError("config: give contrasts (pairs) or contrast_baseline, not both")
     pas = _section(m, "pass")
     cons = _section(m, "consistency")
 
@@ -574,12 +824,14 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         min_valid_n=_int(m["min_valid_n"], "min_valid_n", 1),
         min_clusters=_int(m["min_clusters"], "min_clusters", 1),
         confidence=_num(m["confidence"], "confidence", 0.5, 0.999),
-        resamples=_int(boot.get("resamples", 10000), "bootstrap.resamples", 100),
-        seed=_int(boot.get("seed", 0), "bootstrap.seed", 0),
+        resamples=_int(boot.get("resamples", 10000), "bootstrap.resamples", 100, MAX_RESAMPLES),
+        seed=_int(boot.get("seed", 0), "bootstrap.seed", 0, MAX_SEED),
         alpha=_num(m["alpha"], "alpha", 1e-6, 0.5),
         power=_num(m["power"], "power", 0.5, 0.999),
-        target_effect=_num(m["target_effect"], "target_effect", 0),
+        target_effect=_num(m["target_effect"], "target_effect", above=0),
         contrasts=contrasts,
+        contrast_baseline=None if baseline is None else str(baseline),
+        max_contrast_pairs=_int(m.get("max_contrast_pairs", 300), "max_contrast_pairs", 1, 1_000_000),
         pass_field=opt_path(pas.get("field"), "pass.field"),
         pass_threshold=None if pas.get("threshold") is None else _num(pas["threshold"], "pass.threshold"),
         pass_gate=None if pas.get("gate") is None else _num(pas["gate"], "pass.gate", 0, 1),

@@ -7,6 +7,13 @@ means a bug in the workbench, never bad input.
 from __future__ import annotations
 
 
+def _visible(path: str) -> str:
+    """A path as it can be printed: control characters and undecodable bytes shown escaped."""
+    from .terminal import safe
+
+    return safe(path)
+
+
 class WorkbenchError(Exception):
     """Base class: an error the user can act on (bad input, bad config, bad usage)."""
 
@@ -22,7 +29,8 @@ class InputError(WorkbenchError):
         self.reason = reason
         self.line = line
         self.field = field
-        where = path if line is None else f"{path}:{line}"
+        shown = _visible(path)
+        where = shown if line is None else f"{shown}:{line}"
         what = f"field '{field}': {reason}" if field else reason
         super().__init__(f"{where}: {what}")
 

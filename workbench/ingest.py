@@ -49,6 +49,7 @@ import pyarrow as pa
 
 from .config import KEY_FIELDS, Config, FieldPath
 from .errors import ConfigError, InputError, WorkbenchError
+from .files import check_regular_file, name_problem, path_match, path_regex_groups
 
 BUCKETS: tuple[str, ...] = (
     "blank",
@@ -105,16 +106,18 @@ def expand_inputs(patterns: Sequence[str]) -> list[str]:
     """
     out: list[str] = []
     for pat in patterns:
-        if any(ch in pat for ch in "*?[") and not os.path.exists(pat):
+        problem = name_problem(pat)
+        if problem:
+            raise InputError(pat, problem)
+        if any(ch in pat for ch in "*?[") and not os.path.lexists(pat):
             hits = sorted(p for p in glob.glob(pat, recursive=True) if os.path.isfile(p))
             if not hits:
                 raise InputError(pat, "no file matches this pattern")
+            for hit in hits:
+                check_regular_file(hit)
             out.extend(hits)
-        elif os.path.isdir(pat):
-            raise InputError(pat, "is a directory; give files or a glob such as DIR/*.jsonl")
-        elif not os.path.isfile(pat):
-            raise InputError(pat, "no such file")
         else:
+            check_regular_file(pat)
             out.append(pat)
     seen: set[str] = set()
     unique = []
@@ -129,19 +132,75 @@ def expand_inputs(patterns: Sequence[str]) -> list[str]:
     return unique
 
 
+def max_input_bytes() -> int:
+    """Largest input file accepted, in bytes after decompression (:data:`MAX_INPUT_BYTES`,
+    or the ``WORKBENCH_MAX_INPUT_BYTES`` environment variable)."""
+    text = os.environ.get("WORKBENCH_MAX_INPUT_BYTES", "").strip()
+    if not text:
+        return MAX_INPUT_BYTES
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigError(f"WORKBENCH_MAX_INPUT_BYTES={text!r}: expected a positive number of bytes")
+    return value
+
+
+MAX_INPUT_BYTES = 2_000_000_000
+"""Per input file, after decompression. Reading holds about four times the file in memory
+(5M judge rows, 1.5 GB, peak at about 6 GB); a larger file is refused with a message instead
+of exhausting memory. Split it, or raise the limit with ``WORKBENCH_MAX_INPUT_BYTES``."""
+
+
+def _too_big(path: str, size: int | str, limit: int) -> InputError:
+    return InputError(path, f"{size} bytes{' after decompression' if path.endswith('.gz') else ''}, "
+                            f"over the limit of {limit} bytes per input file (split it, or set "
+                            "WORKBENCH_MAX_INPUT_BYTES)")
+
+
 def _read_raw(path: str) -> bytes:
+    limit = max_input_bytes()
     try:
         with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > limit and not path.endswith(".gz"):
+                raise _too_big(path, size, limit)
             return fh.read()
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
 
 
 def _gunzip(raw: bytes, path: str) -> bytes:
+    """Decompress with a bounded output: at most :func:`max_input_bytes` (a gzip bomb stops
+    there, and its trailer's size field refuses the common case before any work)."""
+    limit = max_input_bytes()
+    if len(raw) >= 18 and raw[:2] == b"\x1f\x8b":
+        isize = int.from_bytes(raw[-4:], "little")  # size mod 2**32 of the last member
+        if isize > limit:
+            raise _too_big(path, f"about {isize}", limit)
     try:
-        return gzip.decompress(raw)
-    except (OSError, EOFError) as exc:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as fh:
+            data = fh.read(limit + 1)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise InputError(path, f"not a readable gzip file: {exc}") from exc
+    if len(data) > limit:
+        raise _too_big(path, f"more than {limit}", limit)
+    return data
+
+
+def _check_encoding(head: bytes, path: str) -> None:
+    """Refuse UTF-16/UTF-32 text by name (it would read as every line malformed)."""
+    boms = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+            (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+    name = next((n for bom, n in boms if head.startswith(bom)), None)
+    if name is None:
+        sample = head[:4096]
+        if len(sample) < 8 or sample.count(b"\x00") < len(sample) // 4:
+            return
+        name = "UTF-16" if sample.count(b"\x00") < len(sample) * 5 // 8 else "UTF-32"
+    raise InputError(path, f"looks like {name} text; the workbench reads UTF-8 (convert it, e.g. "
+                           f"iconv -f {name} -t UTF-8 FILE > FILE.utf8)")
 
 
 _BOM = b"\xef\xbb\xbf"
@@ -192,6 +251,17 @@ class _Spec:
         )
         self.lines_decoder = msgspec.json.Decoder(self.Row)
         self.array_decoder = msgspec.json.Decoder(list[self.Row])
+        # each object key on a configured path, as it appears in JSON text, with the path
+        # prefixes ending in it (for the duplicate-key check, :func:`_duplicate_keys`)
+        tokens: dict[bytes, list[FieldPath]] = {}
+        for p in paths:
+            for i, tok in enumerate(p):
+                if isinstance(tok, str):
+                    prefix = tuple(p[: i + 1])
+                    lst = tokens.setdefault(json.dumps(tok, ensure_ascii=False).encode(), [])
+                    if prefix not in lst:
+                        lst.append(prefix)
+        self.key_tokens = list(tokens.items())
 
     def from_dict(self, d: dict[str, Any]) -> Any:
         return self.Row(**{a: d.get(name, _UNSET) for name, a in self.attr.items()})
@@ -305,10 +375,23 @@ def _decode_lines(part: list[bytes], first: int, spec: _Spec,
 def _decode_array(data: bytes, path: str, spec: _Spec) -> tuple[list[Any], dict[int, str], int]:
     """Decode a JSON array file: (rows, errors by element index, element count)."""
     try:
-        rows = spec.array_decoder.decode(data)
-        return list(rows), {}, len(rows)
+        rows = list(spec.array_decoder.decode(data))
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        pass
+        rows = None
+    if rows is not None:
+        if not spec.key_tokens or not _suspect_duplicates(data, rows, spec):
+            return rows, {}, len(rows)
+        try:
+            items = json.loads(data, object_pairs_hook=_pairs_hook, parse_int=_parse_int)
+        except (ValueError, RecursionError):
+            return rows, {}, len(rows)
+        errors = {}
+        for i, item in enumerate(items):
+            d = _inner_dup(item)
+            if d is not None:
+                rows[i] = None
+                errors[i] = _dup_reason(d)
+        return rows, errors, len(rows)
     try:
         text = data.decode("utf-8")
         items = json.loads(text, parse_int=_parse_int)
@@ -379,6 +462,19 @@ def _key_strings(values: list[Any]) -> tuple[list[str | None], list[str | None] 
             probs.append("is missing" if v is _UNSET else "is null" if v is None
                          else f"is a {t.__name__}, not a string or integer")
     return strs, probs
+
+
+def composite_key(parts: Sequence[str]) -> str:
+    """One key value from the parts of a composite key, unambiguously.
+
+    Parts are joined with ``:`` when none contains ``:`` or ``[`` (``81:1``, readable and
+    unambiguous: splitting on ``:`` gives the parts back); otherwise the key is the parts as
+    a JSON array (``["x:1","2"]``), which always starts with ``[`` and so cannot equal a
+    plain join. ``("x:1", "2")`` and ``("x", "1:2")`` are therefore different keys.
+    """
+    if not any(":" in x or "[" in x for x in parts):
+        return ":".join(parts)
+    return json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
 
 
 def _path_text(p: FieldPath) -> str:
@@ -454,18 +550,18 @@ def _extract(rows: list[Any], spec: _Spec, cfg: Config, path: str,
     problems: list[str | None] = [None] * len(present)
     path_groups: dict[str, str] = {}
     if cfg.path_fields:
-        m = re.search(cfg.path_fields, Path(path).resolve().as_posix())
-        if m is None:
-            rx = re.compile(cfg.path_fields)
-            if set(rx.groupindex) & set(KEY_FIELDS):  # the path is where a key comes from
+        groups = path_match(cfg.path_fields, Path(path).resolve().as_posix())
+        if groups is None:
+            names = path_regex_groups(cfg.path_fields)
+            if set(names) & set(KEY_FIELDS):  # the path is where a key comes from
                 raise InputError(path, f"file path does not match path_fields regex {cfg.path_fields!r}"
-                                 f" (it gives {', '.join(sorted(set(rx.groupindex) & set(KEY_FIELDS)))})")
+                                 f" (it gives {', '.join(sorted(set(names) & set(KEY_FIELDS)))})")
             # groups used only for provenance checks: null columns, the check says so
             path_groups = {}
-            for g in rx.groupindex:
+            for g in names:
                 cols[f"path_{g}"] = [None] * len(present)
         else:
-            path_groups = {k: v for k, v in m.groupdict().items() if v is not None}
+            path_groups = {k: v for k, v in groups.items() if v is not None}
     for k in KEY_FIELDS:
         if k in cfg.constants:
             cols[k] = [cfg.constants[k]] * len(present)
@@ -478,9 +574,17 @@ def _extract(rows: list[Any], spec: _Spec, cfg: Config, path: str,
             cols[k] = ["1" if k == "trial" else ""] * len(present)
             continue
         parts: list[list[str | None]] = []
+        from_number: list[bool] | None = None
         for p in spec_paths:
-            s, probs = _key_strings(spec.getter(p)(present))
+            vals = spec.getter(p)(present)
+            s, probs = _key_strings(vals)
             parts.append(s)
+            if int in set(map(type, vals)):
+                flags = [type(v) is int for v in vals]
+                from_number = flags if from_number is None else [
+                    a or b for a, b in zip(from_number, flags, strict=True)]
+            if from_number is not None:
+                cols[f"__num_{k}"] = from_number
             if probs is None:
                 continue
             label = _path_text(p)
@@ -491,7 +595,7 @@ def _extract(rows: list[Any], spec: _Spec, cfg: Config, path: str,
         if len(parts) == 1:
             cols[k] = parts[0]
         else:
-            cols[k] = [None if any(x is None for x in xs) else ":".join(xs)  # type: ignore[arg-type]
+            cols[k] = [None if any(x is None for x in xs) else composite_key(xs)  # type: ignore[arg-type]
                        for xs in zip(*parts, strict=True)]
     for g, v in path_groups.items():
         if g not in KEY_FIELDS:
@@ -775,7 +879,16 @@ def _chunk_frame(lines: list[bytes], path: str, cfg: Config, spec: _Spec,
     del lines
     decoded: list[Any] = []
     errors: dict[int, str] = {}
+    long_lines = _long_lines(todo)
+    if long_lines:
+        todo = list(todo)
+        for i in long_lines:
+            todo[i] = b"{}"
     _decode_lines(todo, 0, spec, decoded, errors)
+    for i, size in long_lines.items():
+        decoded[i] = None
+        errors[i] = f"line is {size} bytes, over the limit of {MAX_LINE_BYTES} bytes per line"
+    _duplicate_keys(todo, decoded, errors, spec)
     count = len(todo)
     del todo
     if idx is None:
@@ -787,6 +900,102 @@ def _chunk_frame(lines: list[bytes], path: str, cfg: Config, spec: _Spec,
         errors = {idx[i]: reason for i, reason in errors.items()}
     line_no = range(first_line, first_line + n)
     return _assemble(rows, errors, blank, line_no, path, spec, cfg), count
+
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""A JSONL line longer than this is ``malformed`` (reason says so) without being decoded."""
+
+DUPLICATE_KEY = "duplicate key"
+
+
+def _long_lines(lines: list[bytes]) -> dict[int, int]:
+    if not lines or max(map(len, lines)) <= MAX_LINE_BYTES:
+        return {}
+    return {i: len(ln) for i, ln in enumerate(lines) if len(ln) > MAX_LINE_BYTES}
+
+
+def _present(spec: _Spec, prefix: FieldPath, rows: list[Any]) -> int:
+    vals = spec.getter(prefix)(rows)
+    return len(vals) - vals.count(_UNSET)
+
+
+def _suspect_duplicates(text: bytes, rows: list[Any], spec: _Spec) -> bool:
+    """False when no object on a configured path can hold a duplicated key (checked in C).
+
+    Each decoded row where a path is present holds its key at least once; so when a key's
+    quoted text occurs no more often in the bytes than the paths ending in it are present,
+    no row repeats it. More occurrences (a repeat, or the same text as a string value) send
+    the lines to :func:`_duplicate_key`.
+    """
+    present_rows = [r for r in rows if r is not None]
+    for tok, prefixes in spec.key_tokens:
+        total = text.count(tok)
+        if total and total > sum(_present(spec, p, present_rows) for p in prefixes):
+            return True
+    return False
+
+
+class _Pairs(dict):  # type: ignore[type-arg]
+    """A decoded object that remembers a repeated key in it or in an object inside it."""
+
+    dup: tuple[str, Any, Any] | None = None
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> _Pairs:
+    obj = _Pairs()
+    for k, v in pairs:
+        if k in obj and obj.dup is None:
+            obj.dup = (k, obj[k], v)
+        obj[k] = v
+        if obj.dup is None:
+            obj.dup = _inner_dup(v)
+    return obj
+
+
+def _inner_dup(v: Any) -> tuple[str, Any, Any] | None:
+    if isinstance(v, _Pairs):
+        return v.dup
+    if isinstance(v, list):
+        for x in v:
+            d = _inner_dup(x)
+            if d is not None:
+                return d
+    return None
+
+
+def _dup_reason(dup: tuple[str, Any, Any]) -> str:
+    k, a, b = dup
+    return (f"{DUPLICATE_KEY} {k!r} in one JSON object (values {_short_repr(a)} and "
+            f"{_short_repr(b)}); the line is not read with either value")
+
+
+def _duplicate_key(line: bytes) -> str | None:
+    """The reason a line holds an object with a repeated key, or None."""
+    try:
+        obj = json.loads(line, object_pairs_hook=_pairs_hook, parse_int=_parse_int)
+    except (ValueError, RecursionError):
+        return None
+    d = _inner_dup(obj)
+    return None if d is None else _dup_reason(d)
+
+
+def _duplicate_keys(lines: list[bytes], decoded: list[Any], errors: dict[int, str],
+                    spec: _Spec) -> None:
+    """Mark lines whose JSON repeats a key (``{"overall": 8, "overall": 2}``) as malformed.
+
+    A JSON reader keeps one of the values (the last, here), silently; the workbench reads
+    neither. Only lines that can hold one (:func:`_suspect_duplicates`) are parsed again.
+    """
+    if not spec.key_tokens or not _suspect_duplicates(b"\n".join(lines), decoded, spec):
+        return
+    tokens = [t for t, _ in spec.key_tokens]
+    for i, line in enumerate(lines):
+        if decoded[i] is None or not any(line.count(t) > 1 for t in tokens):
+            continue
+        reason = _duplicate_key(line)
+        if reason is not None:
+            decoded[i] = None
+            errors[i] = reason
 
 
 def _blank_mask(lines: list[bytes]) -> list[bool] | None:
@@ -853,14 +1062,20 @@ def read_file(path: str, cfg: Config, file_index: int = 0,
     try:
         split = None
         digest = None
-        if nproc > 1 and not gz and _file_size(path) >= PARALLEL_MIN_BYTES:
+        size = _file_size(path)
+        if not gz and size > max_input_bytes():
+            raise _too_big(path, size, max_input_bytes())
+        if nproc > 1 and not gz and size >= PARALLEL_MIN_BYTES:
             jobs = [_Worker.start() for _ in range(nproc - 1)]  # start-up overlaps the read
             split, data = _read_in_parts(path, nproc - 1)
+            _check_encoding(split.mine[:4096] if split is not None else data[:4096], path)
         else:
             data = _read_raw(path)
             if gz:
                 digest = hashlib.sha256(data).hexdigest()
                 data = _gunzip(data, path)
+            _check_encoding(data[:4096], path)
+            if gz:
                 if nproc > 1 and len(data) >= PARALLEL_MIN_BYTES:
                     split = _split_bytes(data, nproc - 1)
                     if split is not None:
@@ -1303,7 +1518,7 @@ def _frame_schema_cast(cols: dict[str, Any], cfg: Config) -> dict[str, pl.Series
             out[name] = pl.Series(values, dtype=pl.List(pl.String))
         elif name in ("flags_present",):
             out[name] = pl.Series(values, dtype=pl.Boolean)
-        elif name == "pass_value":
+        elif name == "pass_value" or name.startswith("__num_"):
             out[name] = pl.Series(values, dtype=pl.Boolean)
         else:
             out[name] = pl.Series(values, dtype=pl.String)
@@ -1312,7 +1527,8 @@ def _frame_schema_cast(cols: dict[str, Any], cfg: Config) -> dict[str, pl.Series
 
 def read_rows(paths: Iterable[str], cfg: Config,
               progress: Callable[[int], None] | None = None,
-              workers: int | None = None) -> tuple[pl.DataFrame, list[SourceFile]]:
+              workers: int | None = None,
+              notes: dict[str, Any] | None = None) -> tuple[pl.DataFrame, list[SourceFile]]:
     """Read every line of every input into a row table with its ledger bucket.
 
     Returns ``(rows, sources)``. ``rows`` has one row per physical line (JSON arrays: per
@@ -1361,6 +1577,8 @@ def read_rows(paths: Iterable[str], cfg: Config,
             problems.append(InputError(src.path, f"no valid row at all ({counts}){_fit_hint(src.path, cfg, df)}"))
     if problems:
         raise _all_problems(problems, len(files))
+    if notes is not None:
+        notes["key_types"] = _key_type_mixes(df)
     keep = ["file", "line", "bucket", "reason", *KEY_FIELDS]
     keep += sorted(c for c in df.columns if c.startswith("path_"))
     for n in cfg.score_names:
@@ -1377,8 +1595,31 @@ def read_rows(paths: Iterable[str], cfg: Config,
     return out.select(keep), sources
 
 
+def _key_type_mixes(df: pl.DataFrame) -> list[dict[str, Any]]:
+    """Key values read both as JSON numbers and as JSON strings (trial ``1`` and ``"1"``):
+    they print alike and are one key (compared as text); reported, never silent."""
+    out = []
+    keyed = df.filter(~pl.col("bucket").is_in(["malformed", "blank"]))
+    for k in KEY_FIELDS:
+        col = f"__num_{k}"
+        if not keyed[col].any():
+            continue
+        mixed = (keyed.filter(pl.col(k).is_not_null())
+                 .group_by(k).agg(pl.col(col).sum().alias("n_number"), pl.len().alias("n"))
+                 .filter((pl.col("n_number") > 0) & (pl.col("n_number") < pl.col("n")))
+                 .sort(k))
+        for value, n_number, n in mixed.iter_rows():
+            out.append({"field": k, "kind": "json_type", "value": value,
+                        "variants": [{"json_type": "number", "rows": int(n_number)},
+                                     {"json_type": "string", "rows": int(n - n_number)}],
+                        "rule": "one key: key values are compared as text, so the number and "
+                                "the string are the same key"})
+    return out
+
+
 def _ensure_columns(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     need: dict[str, pl.DataType] = {k: pl.String() for k in KEY_FIELDS}
+    need.update({f"__num_{k}": pl.Boolean() for k in KEY_FIELDS})
     need.update({"__problem": pl.String(), "flags": pl.List(pl.String), "flags_present": pl.Boolean(),
                  "verdict": pl.String(), "__forced_bucket": pl.String(), "__forced_reason": pl.String()})
     need.update({f"x_{n}": pl.String() for n in cfg.extra_fields})
@@ -1389,6 +1630,7 @@ def _ensure_columns(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     return df.with_columns(
         [pl.col(f"{n}__kind").fill_null(_ABSENT) for n in cfg.score_names]
         + [pl.col("flags_present").fill_null(False)]
+        + [pl.col(f"__num_{k}").fill_null(False) for k in KEY_FIELDS]
     )
 
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from . import stats
+from . import selection, stats
 from .config import Config
 from .scorecard import cell_rows, subset_filter
 
@@ -89,7 +90,8 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
     }
 
 
-def judge_offsets(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
+def judge_offsets(rows: pl.DataFrame, cfg: Config,
+                  progress: Callable[[int | None], None] | None = None) -> list[dict[str, Any]]:
     """Every judge pair (sorted by name, offset = first minus second), all variants then each.
 
     ``ci_low``/``ci_high`` is the cluster bootstrap interval (scenarios resampled);
@@ -97,14 +99,17 @@ def judge_offsets(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
     interval. ``only_a``/``only_b``: items only that judge scored validly.
     """
     judges = sorted(cell_rows(rows)["judge"].unique().drop_nulls().to_list())
-    variants = sorted(cell_rows(rows)["variant"].unique().drop_nulls().to_list())
+    judge_pairs = list(itertools.combinations(judges, 2))
+    variants, _ = selection.offset_variants(rows, cfg, len(judge_pairs))
     out = []
     k = 0
-    for ja, jb in itertools.combinations(judges, 2):
+    for ja, jb in judge_pairs:
         for subset in [None, *cfg.subsets]:
             for variant in [None, *variants] if subset is None else [None]:
                 k += 1
                 out.append(_offset_record(rows, cfg, ja, jb, variant, subset, 1000 + k))
+                if progress is not None:
+                    progress(1)
     return out
 
 
@@ -112,10 +117,7 @@ def judge_offsets(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
 
 
 def _variant_pairs(rows: pl.DataFrame, cfg: Config) -> list[tuple[str, str]]:
-    if cfg.contrasts is not None:
-        return list(cfg.contrasts)
-    variants = sorted(cell_rows(rows)["variant"].unique().drop_nulls().to_list())
-    return list(itertools.combinations(variants, 2))
+    return selection.contrast_pairs(rows, cfg)[0]
 
 
 def matched_units(rows: pl.DataFrame, a: str, b: str, field: str) -> tuple[pl.DataFrame, str]:
@@ -222,7 +224,8 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
     }
 
 
-def contrasts(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
+def contrasts(rows: pl.DataFrame, cfg: Config,
+              progress: Callable[[int | None], None] | None = None) -> list[dict[str, Any]]:
     """All configured (or all) variant pairs on the headline, for all scenarios and per subset.
 
     ``p_holm``: Holm adjustment of the unpaired clustered p-values within each family
@@ -237,7 +240,11 @@ def contrasts(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
     pairs = _variant_pairs(rows, cfg)
     out = []
     for subset in [None, *cfg.subsets]:
-        fam = [contrast_record(rows, cfg, a, b, None, subset, None, i) for i, (a, b) in enumerate(pairs)]
+        fam = []
+        for i, (a, b) in enumerate(pairs):
+            fam.append(contrast_record(rows, cfg, a, b, None, subset, None, i))
+            if progress is not None:
+                progress(1)
         adj = stats.holm([r["p"] for r in fam])
         for r, p in zip(fam, adj, strict=True):
             r["p_holm"] = p

@@ -14,12 +14,12 @@ from typing import Any
 
 import polars as pl
 
-from . import api, formats, harness, ingest, ledger, paired, provenance, ranks
+from . import api, formats, harness, ingest, ledger, names, paired, provenance, ranks, selection
 from .census import census as census_table
 from .census import census_margins, missingness_tests, scale_checks
 from .config import Config
 from .results import SCHEMA_VERSION
-from .scorecard import check_names, consistency, flag_rates, gate, pass_rates
+from .scorecard import cell_rows, check_names, consistency, flag_rates, gate, pass_rates
 from .scorecard import scorecard as scorecard_table
 
 
@@ -74,6 +74,7 @@ def _version() -> str:
 def load(
     inputs: Sequence[str], cfg: Config, plan: str | None = None,
     progress: Callable[[int], None] | None = None,
+    notes: dict[str, Any] | None = None,
 ) -> tuple[pl.DataFrame, list[ingest.SourceFile], dict[str, Any]]:
     """Read inputs and apply the plan: ``(rows, sources, plan_info)``.
 
@@ -81,7 +82,7 @@ def load(
     judge) or None.
     """
     try:
-        rows, sources = ingest.read_rows(inputs, cfg, progress=progress)
+        rows, sources = ingest.read_rows(inputs, cfg, progress=progress, notes=notes)
     except BaseException:
         close = getattr(progress, "close", None)
         if close is not None:  # blank the bar before the error line is printed
@@ -146,13 +147,22 @@ def run(
     starts (the CLI shows both on a terminal, so a long run is never silent).
     """
     stage = on_stage or (lambda text: None)
+
+    def bar(label: str, total: int) -> Callable[[int | None], None] | None:
+        # a progress bar for a long pairwise stage, on a terminal only (as the stage lines)
+        if on_stage is None or total < 20:
+            return None
+        from .terminal import progress_bar
+
+        return progress_bar(label, total=total, unit=" pairs")
     if isinstance(inputs, str | Path):  # one path, not a sequence of characters
         inputs = [str(inputs)]
     if not isinstance(cfg, Config):  # a config path (or None: the defaults)
         from .config import load_config
 
         cfg = load_config(None if cfg is None else str(cfg))
-    rows, sources, plan_info = load([str(i) for i in inputs], cfg, plan, progress)
+    notes: dict[str, Any] = {}
+    rows, sources, plan_info = load([str(i) for i in inputs], cfg, plan, progress, notes)
     stage(f"{rows.height} rows read; census")
     config_warnings = check_names(rows, cfg)
     hl = cfg.headline
@@ -166,6 +176,7 @@ def run(
         "config": cfg.to_dict(),
         "config_sources": list(cfg.sources),
         "config_warnings": config_warnings,
+        "name_warnings": names.name_warnings(rows, notes.get("key_types")),
         "plan": plan_info,
         "ledger": led,
         "ledger_notes": {
@@ -173,6 +184,9 @@ def run(
             "sentinel": int(rows.filter((pl.col(f"{hl}__status") == "sentinel")
                                         & (pl.col("bucket") != "duplicate")).height),
             "unplanned": plan_info.get("unplanned"),
+            "duplicate_json_key": int(rows.filter(
+                (pl.col("bucket") == "malformed")
+                & pl.col("reason").str.starts_with(ingest.DUPLICATE_KEY)).height),
         },
         "malformed_lines": rows.filter(pl.col("bucket") == "malformed").select("file", "line", "reason").to_dicts(),
         "census": _census_records(cen, cfg),
@@ -195,10 +209,18 @@ def run(
     doc["pass_rates"] = passes.to_dicts()
     doc["consistency"] = cons.to_dicts()
     doc["gate"] = gate(card, cfg, passes)
-    stage("judge offsets")
-    doc["judge_offsets"] = paired.judge_offsets(rows, cfg)
-    stage("variant contrasts")
-    doc["contrasts"] = paired.contrasts(rows, cfg)
+    pairs, pair_info = selection.contrast_pairs(rows, cfg)
+    n_judges = int(cell_rows(rows)["judge"].n_unique())
+    _, offset_info = selection.offset_variants(rows, cfg, n_judges * (n_judges - 1) // 2)
+    doc["contrast_selection"] = {"variant_contrasts": pair_info, "judge_offsets": offset_info}
+    config_warnings.extend(i["note"] for i in (pair_info, offset_info) if i["note"])
+    n_offsets = offset_info["judge_pairs"] * (1 + offset_info["computed"] // max(offset_info["judge_pairs"], 1)
+                                              + len(cfg.subsets))
+    stage(f"judge offsets ({n_offsets} records)")
+    doc["judge_offsets"] = paired.judge_offsets(rows, cfg, progress=bar("judge offsets", n_offsets))
+    n_pairs = len(pairs) * (1 + len(cfg.subsets))
+    stage(f"variant contrasts ({n_pairs} pairs, {pair_info['mode'].replace('_', ' ')})")
+    doc["contrasts"] = paired.contrasts(rows, cfg, progress=bar("contrasts", n_pairs))
     paired.contrast_confounding(doc["contrasts"], doc["census"], doc["census_margins"], cfg)
     doc["ranks"] = ranks.rank_intervals(doc["scorecard"], doc["contrasts"], hl, cfg.alpha)
     # headline check (workbench.check): a published card and/or claims, when given

@@ -8,6 +8,29 @@ from typing import Any
 
 from tqdm import tqdm
 
+# C0 and C1 control characters, DEL, line/paragraph separators and the bidirectional
+# controls (which can reorder what a terminal shows): never written to a terminal raw.
+_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_VISIBLE = {**{i: f"\\x{i:02x}" for i in [*range(0x20), *range(0x7f, 0xa0)]},
+            0x09: "\\t", 0x0a: "\\n", 0x0d: "\\r",
+            0x2028: "\\u2028", 0x2029: "\\u2029", **{ord(c): f"\\u{ord(c):04x}" for c in _BIDI}}
+
+
+def safe(text: Any) -> str:
+    """``text`` with every control character shown visibly (``\\x1b``, ``\\n``): input and
+    config strings pass through here before reaching a terminal, so a name cannot colour,
+    erase, retitle the terminal or forge a line. Lone surrogates (a file name that is not
+    UTF-8) are shown as the byte they stand for (``\\xff``). Idempotent on its own output."""
+    text = str(text)
+    if text.isascii() and text.isprintable():
+        return text
+    text = text.translate(_VISIBLE)
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        text = "".join(f"\\x{ord(ch) - 0xdc00:02x}" if "\udc80" <= ch <= "\udcff"
+                       else f"\\u{ord(ch):04x}" if "\ud800" <= ch <= "\udfff" else ch
+                       for ch in text)
+    return text
+
 
 class ProgressLine:
     """The ingest progress line on stderr: ``f(n)`` advances it by n lines read.
@@ -18,19 +41,21 @@ class ProgressLine:
     the count is the ledger's, not a running estimate. ``f(None)`` closes it (idempotent).
     """
 
-    def __init__(self, label: str, total: int | None = None) -> None:
+    def __init__(self, label: str, total: int | None = None, unit: str = " lines") -> None:
         import time
 
         self.label = label
+        self.total = total
         self.start = time.perf_counter()
-        self.bar: Any = tqdm(total=total, desc=label, unit=" lines", leave=False,
-                             file=sys.stderr)
+        self.bar: Any = tqdm(total=total, desc=label, unit=unit, leave=False, file=sys.stderr)
 
     def __call__(self, n: int | None) -> None:
         if n is None:
             self.close()
         elif self.bar is not None:
             self.bar.update(n)
+            if self.total is not None and self.bar.n >= self.total:
+                self.close()
 
     def close(self) -> None:
         if self.bar is not None:
@@ -51,15 +76,16 @@ def _silent(n: int | None) -> None:
     return None
 
 
-def progress_bar(label: str, enabled: bool = True, total: int | None = None) -> Callable[[int | None], None]:
-    """A callback ``f(n)`` advancing a stderr progress line by n; ``f(None)`` closes it; see
-    :class:`ProgressLine` for its final line.
+def progress_bar(label: str, enabled: bool = True, total: int | None = None,
+                 unit: str = " lines") -> Callable[[int | None], None]:
+    """A callback ``f(n)`` advancing a stderr progress line by n; ``f(None)`` closes it (and
+    reaching ``total`` does); see :class:`ProgressLine` for the ingest line's end.
 
     Silent when stderr is not a terminal (batch jobs, CI), so logs stay clean.
     """
     if not enabled or not sys.stderr.isatty():
         return _silent
-    return ProgressLine(label, total)
+    return ProgressLine(label, total, unit)
 
 
 _SGR = {"good": "32", "warn": "33", "bad": "31", "muted": "2", "bold": "1"}
@@ -99,7 +125,7 @@ def stage_printer(enabled: bool = True) -> Callable[[str], None]:
     start = time.perf_counter()
 
     def say(text: str) -> None:
-        print(f"workbench: {text} ({time.perf_counter() - start:.1f} s)", file=sys.stderr, flush=True)
+        print(f"workbench: {safe(text)} ({time.perf_counter() - start:.1f} s)", file=sys.stderr, flush=True)
 
     return say
 
@@ -114,6 +140,8 @@ def _fmt(x: Any, nd: int = 2) -> str:
 
 def table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
     """A plain-text table: a header, a rule, the rows; columns in ``right`` right-aligned."""
+    headers = [safe(h) for h in headers]
+    rows = [[safe(c) for c in r] for r in rows]
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
 
     def line(cells: list[str]) -> str:
@@ -167,7 +195,7 @@ def census_text(doc: dict[str, Any]) -> str:
                    f"{'-' if p is None else f'{p:.3g}'}")
     for s in doc.get("scale_checks", []):
         if s.get("scale_mismatch"):
-            out.append("SCALE MISMATCH: " + s["message"])
+            out.append(safe("SCALE MISMATCH: " + s["message"]))
     return "\n".join(out)
 
 
@@ -175,7 +203,7 @@ def malformed_text(doc: dict[str, Any], limit: int = 5) -> str | None:
     bad = doc.get("malformed_lines", [])
     if not bad:
         return None
-    lines = [f"  {m['file']}:{m['line']}: {m['reason']}" for m in bad[:limit]]
+    lines = [safe(f"  {m['file']}:{m['line']}: {m['reason']}") for m in bad[:limit]]
     if len(bad) > limit:
         lines.append(f"  ... and {len(bad) - limit} more (rows.parquet has every one)")
     return "malformed lines:\n" + "\n".join(lines)
@@ -296,7 +324,7 @@ def scorecard_text(doc: dict[str, Any]) -> str | None:
         else:
             why = [f"{f['variant']}: {f['why']}" for f in gate["failing"]]
             why += [f"{f['variant']}: {f['why']}" for f in gate.get("pass_failing", [])]
-            lines.append("gate: FAILED: " + "; ".join(why))
+            lines.append(safe("gate: FAILED: " + "; ".join(why)))
     return "\n".join(lines)
 
 
@@ -304,9 +332,11 @@ def print_analysis(analysis: Any, file: Any = None) -> None:
     """Print ledger, census and (when present) the pooled headline scorecard."""
     f = file or sys.stdout
     doc = analysis.doc
-    warn = doc.get("config_warnings") or []
+    from .names import warning_text
+
+    warn = [*(doc.get("config_warnings") or []), *map(warning_text, doc.get("name_warnings") or [])]
     blocks = [ledger_text(doc), malformed_text(doc),
-              "\n".join(f"warning: {w}" for w in warn) if warn else None,
+              "\n".join(safe(f"warning: {w}") for w in warn) if warn else None,
               plan_text(doc), census_text(doc), provenance_text(doc), scorecard_text(doc),
               harness_text(doc)]
     if doc.get("claims") is not None or doc.get("published_check") is not None:

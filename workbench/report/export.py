@@ -59,17 +59,80 @@ def vega_bundle() -> str:
     return text
 
 
-_EXTERNAL = re.compile(
-    r"""<(?:script|img|iframe|link|source|audio|video|embed|object)\b[^>]*?"""
-    r"""\b(?:src|href|data)\s*=\s*["']?\s*(?:https?:)?//[^"'\s>]+"""
-    r"""|@import\s+(?:url\()?\s*["']?(?:https?:)?//|url\(\s*["']?(?:https?:)?//""",
-    re.IGNORECASE,
-)
+# Elements and attributes a browser fetches on its own (links a reader clicks are not loads).
+_LOADS: dict[str, tuple[str, ...]] = {
+    "script": ("src",), "img": ("src", "srcset"), "iframe": ("src",), "frame": ("src",),
+    "link": ("href",), "source": ("src", "srcset"), "audio": ("src",),
+    "video": ("src", "poster"), "track": ("src",), "embed": ("src",), "object": ("data",),
+    "input": ("src",), "image": ("href", "xlink:href"), "use": ("href", "xlink:href"),
+    "feimage": ("href", "xlink:href"),
+}
+_REMOTE = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)
+_CSS_URL = re.compile(r"""url\(\s*(["']?)([^"')]*)\1\s*\)|@import\s+(["'])([^"']*)\3""",
+                      re.IGNORECASE)
+
+
+def _css_remote(css: str) -> list[str]:
+    found = []
+    for m in _CSS_URL.finditer(css):
+        url = m.group(2) if m.group(2) is not None else m.group(4)
+        if url and _REMOTE.match(url):
+            found.append(url)
+    return found
 
 
 def external_references(page: str) -> list[str]:
-    """Every reference in ``page`` that a browser would fetch from the network (should be none)."""
-    return [m.group(0)[:120] for m in _EXTERNAL.finditer(page)]
+    """Every resource in ``page`` a browser would fetch from the network (should be none).
+
+    The page is parsed as HTML, so only what loads counts: a ``src``/``href``/``data``/
+    ``srcset``/``poster`` attribute of an element that fetches it (script, img, link, iframe,
+    source, media, embed, object, SVG image/use), ``url()``/``@import`` in a ``style``
+    attribute or ``<style>`` element, and a ``<meta http-equiv=refresh>`` target. Text (even
+    ``url(http://...)`` written in a verdict, which the report escapes) is never a load. Each
+    entry reads ``<img src> http://x/a.png (page line 12)``.
+    """
+    from html.parser import HTMLParser
+
+    found: list[str] = []
+
+    class Finder(HTMLParser):
+        in_style = False
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            line = self.getpos()[0]
+            tag = tag.lower()
+            for name, value in attrs:
+                if value is None:
+                    continue
+                name = name.lower()
+                urls: list[str] = []
+                if name in _LOADS.get(tag, ()):
+                    parts = [p.strip().split(" ")[0] for p in value.split(",")] if name == "srcset" else [value]
+                    urls = [u for u in parts if _REMOTE.match(u)]
+                elif name == "style":
+                    urls = _css_remote(value)
+                elif tag == "meta" and name == "content" and any(
+                        (k or "").lower() == "http-equiv" and (v or "").lower() == "refresh"
+                        for k, v in attrs):
+                    target = value.split("url=", 1)[-1] if "url=" in value.lower() else ""
+                    urls = [target] if _REMOTE.match(target) else []
+                found.extend(f"<{tag} {name}> {u[:100]} (page line {line})" for u in urls)
+            if tag == "style":
+                self.in_style = True
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag.lower() == "style":
+                self.in_style = False
+
+        def handle_data(self, data: str) -> None:
+            if self.in_style:
+                line = self.getpos()[0]
+                found.extend(f"<style> {u[:100]} (page line {line})" for u in _css_remote(data))
+
+    finder = Finder(convert_charrefs=True)
+    finder.feed(page)
+    finder.close()
+    return found
 
 
 def export_html(executed: str | Path, title: str = "workbench report") -> str:
@@ -185,11 +248,20 @@ def finish(r: Any, fragments: Sequence[str] | None = None) -> None:
     text = page(parts, title_for(r.parameters.get("inputs")))
     outside = external_references(text)
     if outside:
+        url = outside[0].split("> ", 1)[-1].rsplit(" (page line", 1)[0]
+        cell = next((i for i, part in enumerate(parts, start=1) if url and url in part), None)
+        origin = f"report output {cell} of {len(parts)}" if cell else "the page template"
         raise WorkbenchError(
-            f"report.html would load {len(outside)} outside resource(s), e.g. {outside[0]!r}"
+            f"report.html would load {len(outside)} outside resource(s), e.g. {outside[0]}, "
+            f"from {origin}; the report was not written"
         )
     r.out_dir.mkdir(parents=True, exist_ok=True)
-    (r.out_dir / "report.html").write_text(text, encoding="utf-8")
+    tmp = r.out_dir / f".wb-tmp-{os.getpid()}-report.html"
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, r.out_dir / "report.html")
+    finally:
+        tmp.unlink(missing_ok=True)
     gate = r.doc.get("gate") or {}
     if not gate.get("passed", True) and not r.no_gate:
         why = "; ".join(f"{f['variant']}: {f['why']}" for f in gate.get("failing", []))

@@ -157,7 +157,31 @@ def ledger_tables(r: Report) -> Html:
             parts.append(
                 para(f"... and {len(bad) - 50} more; rows.parquet has every one.", cls="wb-note")
             )
+    parts.extend(name_warning_tables(doc))
     return join(parts)
+
+
+def name_warning_tables(doc: Mapping[str, Any]) -> list[Html]:
+    """Names that print alike (kept apart) and key values read as both number and string
+    (one key), from ``name_warnings``; plus the run's config warnings (a contrast cap)."""
+    parts: list[Html] = []
+    warns = doc.get("name_warnings") or []
+    if warns:
+        rows = []
+        for w in warns:
+            if w["kind"] == "json_type":
+                spellings = "; ".join(f"JSON {v['json_type']}: {v['rows']} rows" for v in w["variants"])
+            else:
+                spellings = "; ".join(f"{ascii(v['text'])}: {v['rows']} rows" for v in w["variants"])
+            what = w.get("why") or "JSON number and string"
+            rows.append([w["field"], w["value"], what, spellings, w["rule"]])
+        parts.append(tag("h3", f"Names that print alike ({len(warns)})"))
+        parts.append(table(["field", "name", "differs by", "spellings seen", "rule"], rows))
+    cw = doc.get("config_warnings") or []
+    if cw:
+        parts.append(tag("h3", "Warnings"))
+        parts.append(tag("ul", join([tag("li", w) for w in cw])))
+    return parts
 
 
 def _rate_cell(m: Mapping[str, Any]) -> Html:

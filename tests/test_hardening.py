@@ -1,0 +1,400 @@
+"""Every case of issue 14's list: one line and exit 2, or a correct result, in bounded time.
+
+Each test names the case it reproduces. Runs are in-process (tests/fuzz_support.py), with
+the minimum bootstrap, so the whole module takes well under a minute.
+"""
+
+from __future__ import annotations
+
+import gzip
+import html as htmlmod
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from fuzz_support import check_outcome, run_cli, snapshot
+
+from workbench import load_config
+from workbench.config import DEFAULTS
+from workbench.ingest import composite_key
+
+FAST = ["--resamples", "100", "-q"]
+
+
+def rows(n_scen: int = 12, variants: tuple[str, ...] = ("a", "b"), **extra) -> list[dict]:
+    return [{"scenario": f"s{s}", "variant": v, "trial": 1, "judge": "j", "overall": 4 + (s * 7 + i) % 5,
+             **extra} for s in range(n_scen) for i, v in enumerate(variants)]
+
+
+def write_jsonl(path: Path, items: list[dict]) -> str:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in items), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+def good(tmp_path: Path) -> str:
+    return write_jsonl(tmp_path / "rows.jsonl", rows())
+
+
+def expect_refusal(argv: list[str], *fragments: str, root: Path | None = None) -> str:
+    before = snapshot(root) if root is not None else None
+    o = run_cli(argv)
+    assert check_outcome(o, before=before, root=root) == []
+    assert o.code == 2, (o.code, o.err)
+    for f in fragments:
+        assert f in o.err, o.err
+    return o.err
+
+
+# --------------------------------------------------------------------------- data loss
+
+
+def test_input_called_results_json_is_not_replaced(tmp_path: Path) -> None:
+    d = tmp_path / "D"
+    d.mkdir()
+    (d / "results.json").write_text(json.dumps(rows()), encoding="utf-8")
+    before = (d / "results.json").read_bytes()
+    expect_refusal(["analyze", str(d / "results.json"), "--out", str(d), *FAST],
+                   "is an input and --out", root=tmp_path)
+    assert (d / "results.json").read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["results.json", "run.json", "report.html", "figures/x.png"])
+def test_users_own_files_need_overwrite(good: str, tmp_path: Path, name: str) -> None:
+    d = tmp_path / "D"
+    (d / name).parent.mkdir(parents=True)
+    (d / name).write_text("mine", encoding="utf-8")
+    expect_refusal(["analyze", good, "--out", str(d), *FAST], "did not write", "--overwrite")
+    assert (d / name).read_text(encoding="utf-8") == "mine"
+    o = run_cli(["analyze", good, "--out", str(d), "--overwrite", *FAST])
+    assert o.code == 0, o.err
+
+
+def test_rerun_into_own_output_is_fine_and_stale_report_goes(good: str, tmp_path: Path) -> None:
+    d = tmp_path / "out"
+    assert run_cli(["analyze", good, "--out", str(d), *FAST]).code == 0
+    manifest = json.loads((d / "run.json").read_text(encoding="utf-8"))
+    assert manifest["workbench_outputs"]["files"] == ["results.json", "rows.parquet", "run.json"]
+    # pretend a report run wrote report.html: a later analyze must not leave it beside new results
+    (d / "report.html").write_text("old", encoding="utf-8")
+    manifest["workbench_outputs"]["files"].append("report.html")
+    (d / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
+    assert run_cli(["analyze", good, "--out", str(d), *FAST]).code == 0
+    assert not (d / "report.html").exists()
+    assert not [p for p in os.listdir(d) if p.startswith(".wb-tmp-")]
+
+
+def test_out_not_writable_fails_before_the_analysis(good: str, tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root can write anywhere: the permission check cannot fail here")
+    d = tmp_path / "ro"
+    d.mkdir()
+    d.chmod(0o500)
+    try:
+        expect_refusal(["analyze", good, "--out", str(d / "x"), *FAST], "not writable")
+    finally:
+        d.chmod(0o700)
+
+
+def test_batch_out_existing_file_and_reserved_name(good: str, tmp_path: Path) -> None:
+    f = tmp_path / "file"
+    f.write_text("keep", encoding="utf-8")
+    m = tmp_path / "m.yaml"
+    m.write_text(yaml.safe_dump([{"name": "one", "inputs": good}]), encoding="utf-8")
+    expect_refusal(["batch", str(m), "--out", str(f)], "must be a directory")
+    assert f.read_text(encoding="utf-8") == "keep"
+    m.write_text(yaml.safe_dump([{"name": "index.html", "inputs": good}]), encoding="utf-8")
+    expect_refusal(["batch", str(m), "--out", str(tmp_path / "b")], "reserved")
+
+
+# --------------------------------------------------------------------------- hangs
+
+
+def test_many_variants_are_capped_and_say_so(tmp_path: Path) -> None:
+    p = write_jsonl(tmp_path / "many.jsonl", rows(4, tuple(f"v{i:03d}" for i in range(60))))
+    out = tmp_path / "o"
+    t0 = time.monotonic()
+    o = run_cli(["analyze", p, "--out", str(out), "-p", "min_clusters", "1", "--no-gate", *FAST])
+    assert o.code == 0, o.err
+    assert time.monotonic() - t0 < 120
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    sel = doc["contrast_selection"]["variant_contrasts"]
+    assert sel["mode"] == "over_cap" and sel["pairs"] == 60 * 59 // 2 and sel["computed"] == 0
+    assert doc["contrasts"] == []
+    assert any("max_contrast_pairs" in w for w in doc["config_warnings"])
+    # a baseline: 59 contrasts, each variant minus the baseline
+    out2 = tmp_path / "o2"
+    o = run_cli(["analyze", p, "--out", str(out2), "-p", "contrast_baseline", "v000",
+                 "-p", "min_clusters", "1", "--no-gate", *FAST])
+    assert o.code == 0, o.err
+    doc = json.loads((out2 / "results.json").read_text(encoding="utf-8"))
+    assert doc["contrast_selection"]["variant_contrasts"]["mode"] == "baseline"
+    assert {(c["a"], c["b"]) for c in doc["contrasts"]} == {(f"v{i:03d}", "v000") for i in range(1, 60)}
+
+
+def test_billion_laughs_is_refused_quickly(good: str, tmp_path: Path) -> None:
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+    cfg = tmp_path / "bomb.yaml"
+    cfg.write_text("\n".join(lines) + "\nbootstrap: {resamples: *i}\n", encoding="utf-8")
+    t0 = time.monotonic()
+    expect_refusal(["analyze", good, "--config", str(cfg), "--out", str(tmp_path / "o"), *FAST],
+                   "alias")
+    assert time.monotonic() - t0 < 10
+
+
+def test_backtracking_regex_cannot_hang(tmp_path: Path) -> None:
+    d = tmp_path / ("a" * 60 + "!")
+    d.mkdir()
+    p = write_jsonl(d / "rows.jsonl", rows())
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("path_fields: '(?P<judge>(a+)+)$'\n", encoding="utf-8")
+    # in a subprocess with a timeout: a backtracking engine would run for ages here
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "workbench.cli", "analyze", p, "--config", str(cfg),
+                           "--out", str(tmp_path / "o"), *FAST], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert time.monotonic() - t0 < 120
+    assert proc.returncode == 2 and "does not match path_fields" in proc.stderr, proc.stderr
+    cfg.write_text("path_fields: '(?P<judge>x)(?=y)'\n", encoding="utf-8")
+    expect_refusal(["analyze", p, "--config", str(cfg), "--out", str(tmp_path / "o"), *FAST],
+                   "look-around")
+
+
+# --------------------------------------------------------------------------- tracebacks
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ("confidence: .nan", "confidence: must be a finite number"),
+    ("alpha: .nan", "alpha: must be a finite number"),
+    ("power: .nan", "power: must be a finite number"),
+    ("target_effect: .nan", "target_effect: must be a finite number"),
+    ("rubric: {min: -.inf, max: .inf}", "must be a finite number"),
+    ("path_fields: 5", "path_fields must be a string"),
+    ("subsets: {x: {scenario: [2024-01-01]}}", "subsets.x.scenario[0]: a YAML date"),
+    ("consistency: {honesty_high: !!binary aGVsbG8=}", "consistency.honesty_high: YAML binary"),
+    ("constants: !!set {a, b}", "constants: a YAML set"),
+    ("1: 2", "key 1 is a number; keys must be strings"),
+    ("a: " + "[" * 5000 + "]" * 5000, "nested too deeply"),
+    ("bootstrap: {resample: 200, seeds: 5}", "bootstrap.resample: unknown key; did you mean 'resamples'?"),
+    ("rubric: {minimum: 0}", "rubric.minimum: unknown key; did you mean 'min'?"),
+    ("pass: {treshold: 7}", "pass.treshold: unknown key; did you mean 'threshold'?"),
+    ("pass: {threshold: .nan}", "pass.threshold: must be a finite number"),
+])
+def test_bad_config_values_are_one_line(good: str, tmp_path: Path, text: str, fragment: str) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(text + "\n", encoding="utf-8")
+    expect_refusal(["analyze", good, "--config", str(cfg), "--out", str(tmp_path / "o"), *FAST], fragment)
+
+
+@pytest.mark.parametrize(("extra", "fragment"), [
+    (["--resamples", "1000000000"], "bootstrap.resamples must be an integer in [100, 200000]"),
+    (["-p", "bootstrap", "5", "--seed", "3"], "bootstrap is already set to 5"),
+    (["-p", "bootstrap.resampels", "200"], "did you mean 'resamples'?"),
+    (["-p", "confidence", ".nan"], "finite"),
+    (["-p", "x..y", "1"], "key path"),
+])
+def test_bad_flags_are_one_line(good: str, tmp_path: Path, extra: list[str], fragment: str) -> None:
+    argv = ["analyze", good, "--out", str(tmp_path / "o"), "-q", *extra]
+    if "--resamples" not in extra:
+        argv += ["--resamples", "100"]
+    expect_refusal(argv, fragment)
+
+
+def test_non_utf8_file_name(tmp_path: Path) -> None:
+    raw = os.fsencode(str(tmp_path)) + b"/bad\xff.jsonl"
+    with open(raw, "wb") as fh:
+        fh.write(json.dumps(rows()[0]).encode() + b"\n")
+    err = expect_refusal(["analyze", os.fsdecode(raw), "--out", str(tmp_path / "o"), *FAST],
+                         "not valid UTF-8", "bad\\xff.jsonl")
+    assert "\udcff" not in err
+
+
+def test_gzip_bomb_is_refused_with_bounded_memory(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("WORKBENCH_MAX_INPUT_BYTES", str(8 << 20))
+    p = tmp_path / "bomb.jsonl.gz"
+    with gzip.open(p, "wb") as fh:
+        for _ in range(4):
+            fh.write(b" " * (4 << 20))
+    expect_refusal(["analyze", str(p), "--out", str(tmp_path / "o"), *FAST],
+                   "over the limit of 8388608 bytes")
+    # a multi-member file hides its size from the trailer: the capped read still stops it
+    with open(p, "wb") as fh:
+        for _ in range(3):
+            fh.write(gzip.compress(b" " * (4 << 20)))
+    expect_refusal(["analyze", str(p), "--out", str(tmp_path / "o"), *FAST], "over the limit")
+
+
+# --------------------------------------------------------------------------- wrong, no message
+
+
+def test_composite_keys_do_not_collide() -> None:
+    assert composite_key(["x:1", "2"]) != composite_key(["x", "1:2"])
+    assert composite_key(["81", "1"]) == "81:1"
+    assert json.loads(composite_key(["x:1", "2"])) == ["x:1", "2"]
+
+
+def test_composite_keys_end_to_end(tmp_path: Path) -> None:
+    items = rows()
+    items += [{"q": "x:1", "t": "2", "variant": "a", "trial": 1, "judge": "j", "overall": 5},
+              {"q": "x", "t": "1:2", "variant": "a", "trial": 1, "judge": "j", "overall": 6}]
+    for r in items[:-2]:
+        r["q"], r["t"] = r.pop("scenario"), "0"
+    p = write_jsonl(tmp_path / "k.jsonl", items)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("keys: {scenario: [q, t]}\n", encoding="utf-8")
+    out = tmp_path / "o"
+    o = run_cli(["analyze", p, "--config", str(cfg), "--out", str(out), "--no-gate", *FAST])
+    assert o.code == 0, o.err
+    led = json.loads((out / "results.json").read_text(encoding="utf-8"))["ledger"]
+    assert led["conflict"] == 0 and led["valid"] == len(items)
+
+
+def test_duplicate_json_key_is_its_own_reason(tmp_path: Path) -> None:
+    lines = [json.dumps(r) for r in rows()]
+    lines.append('{"scenario": "s1", "variant": "c", "trial": 1, "judge": "j", "overall": 8, "overall": 2}')
+    lines.append('{"scenario": "s2", "variant": "c", "trial": 1, "judge": "j", "overall": 8, '
+                 '"verdict": "cites \\"overall\\" twice: \\"overall\\""}')
+    p = tmp_path / "d.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "o"
+    o = run_cli(["analyze", str(p), "--out", str(out), "--no-gate", *FAST])
+    assert o.code == 0, o.err
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert doc["ledger"]["malformed"] == 1 and doc["ledger_notes"]["duplicate_json_key"] == 1
+    [bad] = doc["malformed_lines"]
+    assert bad["line"] == len(lines) - 1 and "duplicate key 'overall'" in bad["reason"]
+    assert "values 8 and 2" in bad["reason"]
+
+
+def test_recorded_config_is_the_one_used_on_every_route(good: str, tmp_path: Path) -> None:
+    # file
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("confidence: 0.8\nbootstrap: {resamples: 300}\n", encoding="utf-8")
+    c = load_config(str(cfg))
+    assert c.to_dict()["confidence"] == 0.8 and c.to_dict()["bootstrap"]["resamples"] == 300
+    # preset
+    c = load_config(preset="mt-bench")
+    assert c.to_dict()["rubric"] == {"min": c.rubric_min, "max": c.rubric_max}
+    # overrides (-p and flags use this)
+    c = load_config(overrides={"min_valid_n": 3, "bootstrap": {"seed": 7}})
+    assert (c.min_valid_n, c.seed) == (3, 7)
+    assert c.to_dict()["min_valid_n"] == 3 and c.to_dict()["bootstrap"]["seed"] == 7
+    # with_overrides
+    c2 = load_config().with_overrides(confidence=0.8, min_clusters=3, resamples=200, pass_gate=0.5)
+    d = c2.to_dict()
+    assert (d["confidence"], d["min_clusters"], d["bootstrap"]["resamples"], d["pass"]["gate"]) == (
+        0.8, 3, 200, 0.5)
+    assert (c2.confidence, c2.min_clusters, c2.resamples, c2.pass_gate) == (0.8, 3, 200, 0.5)
+    with pytest.raises(Exception, match="did you mean 'confidence'"):
+        load_config().with_overrides(confidnce=0.9)
+    with pytest.raises(Exception, match="finite"):
+        load_config().with_overrides(confidence=float("nan"))
+    # flags, end to end
+    out = tmp_path / "o"
+    o = run_cli(["analyze", good, "--out", str(out), "--min-valid-n", "5", "--seed", "9",
+                 "-p", "confidence", "0.9", "--resamples", "100", "-q"])
+    assert o.code == 0, o.err
+    rec = json.loads((out / "results.json").read_text(encoding="utf-8"))["config"]
+    assert (rec["min_valid_n"], rec["bootstrap"], rec["confidence"]) == (5, {"resamples": 100, "seed": 9}, 0.9)
+
+
+def test_schema_is_derived_from_defaults() -> None:
+    """A key added to DEFAULTS is known at once, at any depth; its neighbours' typos are not."""
+    DEFAULTS["bootstrap"]["new_knob"] = 1
+    try:
+        assert load_config(overrides={"bootstrap": {"new_knob": 2}}).to_dict()["bootstrap"]["new_knob"] == 2
+        with pytest.raises(Exception, match="did you mean 'new_knob'"):
+            load_config(overrides={"bootstrap": {"new_knb": 2}})
+    finally:
+        del DEFAULTS["bootstrap"]["new_knob"]
+
+
+def test_name_warnings(tmp_path: Path) -> None:
+    items = []
+    for s in range(12):
+        for v in ("v0", "v0 ", "caf\u00e9", "cafe\u0301"):
+            items.append({"scenario": f"s{s}", "variant": v, "trial": 1 if s % 2 else "1",
+                          "judge": "j", "overall": 5})
+    p = write_jsonl(tmp_path / "n.jsonl", items)
+    out = tmp_path / "o"
+    o = run_cli(["analyze", p, "--out", str(out), "--resamples", "100", "--no-gate"])
+    assert o.code == 0, o.err
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    w = {(x["field"], x["kind"], x["value"]): x for x in doc["name_warnings"]}
+    assert [v["rows"] for v in w[("variant", "lookalike", "v0")]["variants"]] == [12, 12]
+    assert len(w[("variant", "lookalike", "caf\u00e9")]["variants"]) == 2
+    assert w[("trial", "json_type", "1")]["variants"] == [
+        {"json_type": "number", "rows": 24}, {"json_type": "string", "rows": 24}]
+    # separate variants (never merged), one trial (merged, with the note)
+    variants = {c["variant"] for c in doc["census"]}
+    assert variants == {"v0", "v0 ", "caf\u00e9", "cafe\u0301"}
+    assert "differ only by surrounding whitespace" in o.out and "'cafe\\u0301'" in o.out
+
+
+# --------------------------------------------------------------------------- terminal
+
+
+def test_control_characters_never_reach_the_terminal(tmp_path: Path) -> None:
+    items = rows(12, ("ok", "\x1b[2J\x1b]0;title\x07x", "x\nFAKE gate: passed (every cell measured)"))
+    p = write_jsonl(tmp_path / "inj\x1b[31m.jsonl", items)
+    o = run_cli(["analyze", p, "--out", str(tmp_path / "o"), "--resamples", "100"])
+    assert check_outcome(o) == []
+    assert "\nFAKE gate" not in o.out and "x\\nFAKE gate" in o.out
+    o = run_cli(["analyze", str(tmp_path / "missing\x1b]0;t\x07.jsonl"), "--out", str(tmp_path / "o2")])
+    assert o.code == 2 and "\x1b" not in o.err and "\\x1b]0;t\\x07" in o.err
+
+
+# --------------------------------------------------------------------------- odd inputs
+
+
+def test_odd_inputs_each_named(good: str, tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    u16 = tmp_path / "u16.jsonl"
+    u16.write_text(Path(good).read_text(encoding="utf-8"), encoding="utf-16")
+    cases = {str(fifo): "FIFO", "-": "stdin", str(tmp_path / "dangling"): "dangling symlink",
+             str(tmp_path / "loop"): "symlink loop", str(tmp_path): "is a directory",
+             str(u16): "UTF-16"}
+    for path, fragment in cases.items():
+        expect_refusal(["analyze", path, "--out", str(tmp_path / "o"), *FAST], fragment)
+    expect_refusal(["analyze", good, "--config", str(fifo), "--out", str(tmp_path / "o"), *FAST], "FIFO")
+
+
+def test_url_in_verdict_does_not_stop_the_offline_check() -> None:
+    from workbench.report import external_references
+
+    page = ('<html><body><p>see url(http://example.com/x) and &lt;img src="http://e.com/a.png"&gt;'
+            '</p><pre>@import url(//cdn.example/x.css)</pre></body></html>')
+    assert external_references(page) == []
+    assert external_references('<img src="https://e.com/a.png">')
+    assert external_references('<div style="background: url(http://e.com/a.png)">x</div>')
+    assert external_references('<style>@import url("//cdn.example/x.css");</style>')
+    assert external_references('<script src="//cdn.example/x.js"></script>')
+    assert external_references('<link rel="stylesheet" href="http://e.com/s.css">')
+
+
+def test_report_with_urls_in_text_renders_and_reruns(tmp_path: Path) -> None:
+    """A verdict citing ``url(http://...)`` or an ``<img src=http://...>`` is text: the report
+    is written; a re-run into the same directory is fine and lists what it wrote."""
+    items = rows(12, ("a", "a ", "b"), verdict='see url(http://example.com/x) <img src="http://e.com/a.png">')
+    p = write_jsonl(tmp_path / "rows.jsonl", items)
+    out = tmp_path / "rep"
+    for _ in range(2):
+        o = run_cli(["report", p, "--out", str(out), *FAST])
+        assert o.code == 0, o.err
+        assert (out / "report.html").is_file()
+    html = (out / "report.html").read_text(encoding="utf-8")
+    text = htmlmod.unescape(html)
+    assert "Names that print alike (1)" in text and "'a ': 12 rows" in text
+    files = json.loads((out / "run.json").read_text(encoding="utf-8"))["workbench_outputs"]["files"]
+    assert {"report.html", "report.ipynb", "results.json", "rows.parquet", "run.json"} <= set(files)
+    assert not [f for f in os.listdir(out) if f.startswith(".wb-tmp-")]

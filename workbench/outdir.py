@@ -1,0 +1,172 @@
+"""The output directory: never overwrite a file the workbench did not write.
+
+Rules (checked by :func:`prepare` before any analysis runs):
+
+* an output path that is also an input (a data file, config, plan, published card, claims,
+  manifest) is refused, with or without ``--overwrite``;
+* ``--out`` may be new, empty, or a directory the workbench wrote before: it recognises its
+  own outputs by the run manifest (``run.json``, key ``workbench_outputs``, listing every
+  file it wrote there; ``batch.json`` for a batch root). Any other file in it means the
+  directory is the user's, and writing needs ``--overwrite`` (which still only replaces the
+  workbench's own output names);
+* the directory must be writable, which is tried before the analysis, not after it.
+
+Files are written to a temporary name in the same directory and moved into place
+(:func:`write_atomic`), so a crash never leaves half a file. When a run starts writing, the
+previous run's files that it will not rewrite (a stale ``report.html`` beside a new
+``results.json``) are removed first, so an old report never sits beside new results as if
+it were current.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import WorkbenchError
+
+RUN_MANIFEST = "run.json"
+BATCH_MANIFEST = "batch.json"
+MARK = "workbench_outputs"
+ANALYSIS_FILES = ("results.json", "rows.parquet", RUN_MANIFEST)
+REPORT_FILES = ("report.ipynb", "report.html")
+FIGURES = "figures"
+TMP_PREFIX = ".wb-tmp-"
+
+
+def _real(path: str | Path) -> str:
+    return os.path.realpath(os.fspath(path))
+
+
+def _listing(out: Path) -> list[str]:
+    """Every file under ``out`` as a POSIX path relative to it (directories not listed)."""
+    found = []
+    for root, dirs, files in os.walk(out):
+        dirs.sort()
+        rel = Path(root).relative_to(out)
+        for name in sorted(files):
+            found.append((rel / name).as_posix())
+    return found
+
+
+def own_files(out: Path, manifest: str = RUN_MANIFEST) -> set[str] | None:
+    """The files the workbench's manifest in ``out`` says it wrote (None: no manifest)."""
+    p = out / manifest
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get(MARK), dict):
+        return None
+    files = doc[MARK].get("files")
+    if not isinstance(files, list):
+        return None
+    return {str(f) for f in files} | {manifest}
+
+
+def prepare(out: str | Path, inputs: Iterable[str | None], overwrite: bool = False,
+            writes: Sequence[str] = ANALYSIS_FILES + REPORT_FILES, flag: str = "--out",
+            manifest: str = RUN_MANIFEST, also_own: Iterable[str] = ()) -> Path:
+    """Check ``out`` for this run (see the module docstring) and make sure it is writable.
+
+    ``writes``: the names this run writes (``figures/`` covers everything below it);
+    ``also_own``: more names to treat as the workbench's (a batch's ``report.log``).
+    Raises :class:`WorkbenchError` with one line naming the path.
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise WorkbenchError(f"{out}: {flag} must be a directory; a file of that name exists "
+                             "(it is left alone)")
+    real_out = _real(out)
+    targets = {_real(out / w) for w in writes}
+    for src in inputs:
+        if src is None:
+            continue
+        real = _real(src)
+        under_figures = real.startswith(_real(out / FIGURES) + os.sep)
+        if real in targets or under_figures or real == real_out:
+            raise WorkbenchError(f"{src}: is an input and {flag} {out} would overwrite it; "
+                                 "choose another output directory")
+    if out.is_dir():
+        present = [p for p in _listing(out) if not Path(p).name.startswith(TMP_PREFIX)]
+        own = own_files(out, manifest) or set()
+        own |= set(also_own)
+        foreign = [p for p in present if p not in own]
+        if foreign and not overwrite:
+            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+            raise WorkbenchError(
+                f"{out}: holds files the workbench did not write ({shown}); pass --overwrite to "
+                f"write into it anyway (files there named like its outputs are then replaced), "
+                f"or choose a new or empty {flag} directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f"{TMP_PREFIX}probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise WorkbenchError(f"{out}: {flag} is not writable: {exc.strerror or exc}") from exc
+    return out
+
+
+def write_atomic(path: str | Path, data: str | bytes) -> Path:
+    """Write ``data`` to a temporary file beside ``path`` and move it into place."""
+    p = Path(path)
+    tmp = p.with_name(f"{TMP_PREFIX}{os.getpid()}-{p.name}")
+    try:
+        if isinstance(data, str):
+            tmp.write_text(data, encoding="utf-8")
+        else:
+            tmp.write_bytes(data)
+        os.replace(tmp, p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return p
+
+
+def remove_stale(out: Path, keep: Iterable[str] = (), manifest: str = RUN_MANIFEST) -> None:
+    """Remove the previous run's own files (per its manifest) that this run will not rewrite
+    atomically, so nothing from it looks current; files it did not write are never touched."""
+    own = own_files(out, manifest)
+    if not own:
+        return
+    keep = set(keep)
+    for rel in sorted(own - keep - {manifest}):
+        target = out / rel
+        try:
+            if target.is_file() and not target.is_symlink():
+                target.unlink()
+        except OSError:
+            pass
+
+
+def record(out: Path, files: Iterable[str], extra: dict[str, Any] | None = None,
+           manifest: str = RUN_MANIFEST) -> Path:
+    """Write the run manifest listing ``files`` (relative to ``out``) as the workbench's own."""
+    doc: dict[str, Any] = dict(extra or {})
+    doc[MARK] = {"files": sorted(set(files) | {manifest})}
+    return write_atomic(out / manifest, json.dumps(doc, indent=2, sort_keys=True) + "\n")
+
+
+def add_files(out: Path, files: Iterable[str], manifest: str = RUN_MANIFEST) -> None:
+    """Add ``files`` to an existing run manifest (no-op when there is none)."""
+    p = out / manifest
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(doc, dict) or not isinstance(doc.get(MARK), dict):
+        return
+    doc[MARK]["files"] = sorted(set(doc[MARK].get("files") or []) | set(files))
+    write_atomic(p, json.dumps(doc, indent=2, sort_keys=True) + "\n")
+
+
+def figure_files(out: Path) -> list[str]:
+    """The files under ``out/figures`` as manifest entries."""
+    fig = out / FIGURES
+    if not fig.is_dir():
+        return []
+    return [f"{FIGURES}/{p}" for p in _listing(fig)]

@@ -1,0 +1,75 @@
+"""Which pairwise comparisons a run computes, so that many variants never mean hours.
+
+Each variant contrast or per-variant judge offset costs a bootstrap (tenths of a second);
+all pairs of k variants are k(k-1)/2 of them. The rule, recorded in results.json
+``contrast_selection``:
+
+* ``contrasts: [[a, b], ...]`` computes exactly those pairs (mode ``configured``);
+* ``contrast_baseline: NAME`` computes every other variant minus that one (``baseline``);
+* otherwise every pair (``all_pairs``);
+
+and in every mode at most ``max_contrast_pairs`` pairs (default 300) are computed. Past the
+cap none is (mode ``over_cap``) and a warning says how to choose: a silent partial set
+would look like the whole family and bias the Holm adjustment. Per-variant judge offsets
+(judge pairs x variants) follow the same cap; past it only the pooled offsets are computed.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+import polars as pl
+
+from .config import Config
+from .errors import ConfigError
+from .scorecard import cell_rows
+
+
+def _variants(rows: pl.DataFrame) -> list[str]:
+    return sorted(cell_rows(rows)["variant"].unique().drop_nulls().to_list())
+
+
+def contrast_pairs(rows: pl.DataFrame, cfg: Config) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """The (a, b) variant pairs to compute (each is a - b) and what was chosen, and why."""
+    variants = _variants(rows)
+    cap = cfg.max_contrast_pairs
+    if cfg.contrasts is not None:
+        mode, pairs = "configured", list(cfg.contrasts)
+    elif cfg.contrast_baseline is not None:
+        base = cfg.contrast_baseline
+        if base not in variants:
+            raise ConfigError(f"config: contrast_baseline {base!r} is not a variant of the rows "
+                              f"(variants: {', '.join(variants[:10])}{' ...' if len(variants) > 10 else ''})")
+        mode, pairs = "baseline", [(v, base) for v in variants if v != base]
+    else:  # counted before any is built: 5,000 variants are 12.5M pairs
+        k = len(variants)
+        mode = "all_pairs"
+        pairs = list(combinations(variants, 2)) if k * (k - 1) // 2 <= cap else []
+    n = len(pairs) if pairs or mode != "all_pairs" else len(variants) * (len(variants) - 1) // 2
+    info: dict[str, Any] = {"mode": mode, "variants": len(variants), "pairs": n,
+                            "computed": n, "max_contrast_pairs": cap,
+                            "baseline": cfg.contrast_baseline, "note": None}
+    if n > cap:
+        info.update(mode="over_cap", requested_mode=mode, computed=0, note=(
+            f"{len(variants)} variants give {n} contrasts ({mode.replace('_', ' ')}), over "
+            f"max_contrast_pairs ({cap}): none computed; name the pairs (contrasts: [[a, b]]), "
+            "compare against one variant (contrast_baseline: NAME), or raise max_contrast_pairs"))
+        pairs = []
+    return pairs, info
+
+
+def offset_variants(rows: pl.DataFrame, cfg: Config, judge_pairs: int) -> tuple[list[str], dict[str, Any]]:
+    """Variants that get their own judge offsets (besides the pooled one), within the cap."""
+    variants = _variants(rows)
+    n = judge_pairs * len(variants)
+    info: dict[str, Any] = {"judge_pairs": judge_pairs, "variants": len(variants),
+                            "per_variant": n, "max_contrast_pairs": cfg.max_contrast_pairs,
+                            "computed": n, "note": None}
+    if n > cfg.max_contrast_pairs:
+        info.update(computed=0, note=(
+            f"{judge_pairs} judge pair(s) x {len(variants)} variants = {n} per-variant judge "
+            f"offsets, over max_contrast_pairs ({cfg.max_contrast_pairs}): only the pooled "
+            "offsets are computed"))
+        return [], info
+    return variants, info
