@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 # source of versions: `uv pip install -r requirements.lock` installs exactly those pins.
 INSTALLER ?= uv
 
-.PHONY: report test bench bench-scale bench-smoke lint example golden clean
+.PHONY: report test bench bench-scale bench-smoke lint example golden clean selftest calibrate
 
 # install(lock files): uv when it is (or can be put) in the venv, else pip; pip also when uv
 # fails. uv reads no pip.conf: point it at a mirror with UV_INDEX_URL / UV_EXTRA_INDEX_URL.
@@ -49,6 +49,14 @@ report: $(RUNTIME)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q
+
+selftest: $(STAMP)
+	$(BIN)/workbench selftest
+
+calibrate: $(STAMP)
+	$(BIN)/workbench calibrate --out reports/calibration
+	mkdir -p docs/calibration && cp reports/calibration/calibration.csv reports/calibration/power.csv \
+		reports/calibration/coverage.png docs/calibration/
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ingest.py

@@ -33,8 +33,8 @@ def test_api_frames_match_the_pipeline() -> None:
     con = wb.contrasts(rows, cfg)
     assert con["diff"].to_list() == [c["diff"] for c in a.doc["contrasts"]]
     claims = wb.claims(rows, cfg, str(EX / "claims.yaml"))
-    # the example's three claims (data/example/README.md): a tie, a shrink and one that holds
-    assert claims["verdict"].to_list() == ["tie", "shrinks", "holds"]
+    # the example's three claims (data/example/README.md): refuted, a shrink and one that holds
+    assert claims["verdict"].to_list() == ["refuted", "shrinks", "holds"]
     pub = wb.published_check(rows, cfg, str(EX / "published_scorecard.csv"))
     assert pub.height == 12 and isinstance(pub, pl.DataFrame)
     pdf = wb.scorecard_table(rows, cfg).to_pandas()

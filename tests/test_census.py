@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import polars as pl
 import pytest
 from scipy import stats as sps
@@ -175,10 +176,31 @@ def test_census_field_nulls_and_sentinel(hand_rows: pl.DataFrame) -> None:
     assert [by[c]["sentinel"] for c in sorted(by)] == [0, 0, 0, 0]
 
 
+def _clustered_wilson(hand_rows: pl.DataFrame, rec: dict) -> tuple[float, float]:
+    """Korn-Graubard by hand: statsmodels' CR1 variance of the 0/1 judgments, Wilson (statsmodels)
+    on n / deff * (z / t_{G-1})^2."""
+    import statsmodels.api as sm
+
+    from workbench.census import judgment_units
+
+    u = judgment_units(hand_rows, load_config())
+    for k in ("judge", "variant"):
+        if rec.get(k) is not None:
+            u = u.filter(pl.col(k) == rec[k])
+    y = u["missing"].to_numpy()
+    n, p, g = y.size, y.mean(), u["scenario"].n_unique()
+    fit = sm.OLS(y, np.ones(n)).fit(cov_type="cluster", cov_kwds={"groups": pd.factorize(u["scenario"].to_numpy())[0]})
+    var = float(fit.bse[0] ** 2)  # CR1: G/(G-1) (N-1)/(N-K), K = 1
+    deff = max(g / n, var / (p * (1 - p) / n)) if 0 < p < 1 else 1.0
+    z, t = sps.norm.ppf(0.975), sps.t.ppf(0.975, g - 1)
+    ne = n / deff * (z / t) ** 2
+    return proportion_confint(p * ne, ne, alpha=0.05, method="wilson")
+
+
 def test_wilson_interval_matches_statsmodels(hand_rows: pl.DataFrame) -> None:
     cen = census(hand_rows, load_config())
     for rec in cen.to_dicts():
-        lo, hi = proportion_confint(rec["missing"], rec["judgments"], alpha=0.05, method="wilson")
+        lo, hi = _clustered_wilson(hand_rows, rec)
         assert rec["missing_rate_ci_low"] == pytest.approx(lo, abs=1e-12)
         assert rec["missing_rate_ci_high"] == pytest.approx(hi, abs=1e-12)
         assert rec["missing_rate_ci_low"] <= rec["missing_rate"] <= rec["missing_rate_ci_high"]
@@ -239,7 +261,7 @@ def test_margins_add_up_to_cells(hand_rows: pl.DataFrame) -> None:
         8,
     )
     assert total["missing_rate"][0] == pytest.approx(8 / 16)
-    lo, hi = proportion_confint(8, 16, alpha=0.05, method="wilson")
+    lo, hi = _clustered_wilson(hand_rows, {})
     assert total["missing_rate_ci_low"][0] == pytest.approx(lo, abs=1e-12)
     assert total["missing_rate_ci_high"][0] == pytest.approx(hi, abs=1e-12)
     assert mar.height == 2 + 2 + 1
@@ -249,17 +271,17 @@ def test_missingness_small_tables_use_fisher(hand_rows: pl.DataFrame) -> None:
     tests = {t["factor"]: t for t in missingness_tests(hand_rows, load_config())}
     # judge: A missing 6 of 9 judgments (cells 3 of 5 + 3 of 4), B 2 of 7 (1 of 3 + 1 of 4)
     # -> [[6, 3], [2, 5]]; expected count 8 * 7 / 16 = 3.5 < 5 -> Fisher's exact test
-    assert tests["judge"]["method"] == "fisher_exact"
+    assert tests["judge"]["classic_method"] == "fisher_exact"
     odds, p = sps.fisher_exact([[6, 3], [2, 5]])
-    assert tests["judge"]["p_value"] == pytest.approx(p, rel=1e-12)
-    assert tests["judge"]["statistic"] == pytest.approx(odds, rel=1e-12)
+    assert tests["judge"]["classic_p"] == pytest.approx(p, rel=1e-12)
+    assert odds > 0  # the classic statistic of a 2x2 Fisher test is the odds ratio
     assert tests["judge"]["missing_rates"] == pytest.approx({"A": 6 / 9, "B": 2 / 7})
     # variant: v1 missing 4 of 8 (3 of 5 + 1 of 3), v2 4 of 8 (3 of 4 + 1 of 4) -> [[4, 4], [4, 4]]
-    assert tests["variant"]["method"] == "fisher_exact"
-    assert tests["variant"]["p_value"] == pytest.approx(
+    assert tests["variant"]["classic_method"] == "fisher_exact"
+    assert tests["variant"]["classic_p"] == pytest.approx(
         sps.fisher_exact([[4, 4], [4, 4]])[1], rel=1e-12
     )
-    assert tests["variant"]["p_value"] == pytest.approx(1.0)
+    assert tests["variant"]["classic_p"] == pytest.approx(1.0)
 
 
 def _synthetic(
@@ -290,10 +312,10 @@ def test_missingness_large_tables_use_chi2(write_jsonl, rng) -> None:
             for lv in levels
         ]
         ref = sps.chi2_contingency(np.array(table), correction=False)
-        assert tests[factor]["method"] == "chi2"
+        assert tests[factor]["classic_method"] == "chi2"
         assert tests[factor]["statistic"] == pytest.approx(ref.statistic, rel=1e-10)
-        assert tests[factor]["p_value"] == pytest.approx(ref.pvalue, rel=1e-9)
-    assert tests["judge"]["p_value"] < 1e-6  # 30% vs 10% on 300 each
+        assert tests[factor]["classic_p"] == pytest.approx(ref.pvalue, rel=1e-9)
+    assert tests["judge"]["classic_p"] < 1e-6  # 30% vs 10% on 300 each
     assert tests["judge"]["missing_rates"]["A"] == pytest.approx(counts[("judge", "A")][0] / 300)
 
 
@@ -304,12 +326,12 @@ def test_missingness_sparse_r_by_c_uses_monte_carlo(write_jsonl, rng) -> None:
     table = np.array([[counts[("judge", j)][0], 6 - counts[("judge", j)][0]] for j in "ABC"])
     if (table.sum(axis=0) == 0).any():
         pytest.skip("seeded draw has no missing rows at all")  # never with the fixed seed
-    assert t["judge"]["method"] == "chi2_monte_carlo"
+    assert t["judge"]["classic_method"] == "chi2_monte_carlo"
     assert t["judge"]["statistic"] == pytest.approx(
         sps.chi2_contingency(table, correction=False).statistic
     )
     assert 0 < t["judge"]["p_value"] <= 1
-    assert t["variant"]["method"] == "undefined" and t["variant"]["p_value"] is None  # one level
+    assert t["variant"]["classic_method"] == "undefined" and t["variant"]["p_value"] is None  # one level
 
 
 def test_scale_check_flags_a_0_100_judge(write_jsonl) -> None:

@@ -251,8 +251,10 @@ def test_summary_names_cells_no_rule_reproduces(tmp_path: Path) -> None:
 
 
 def claim_for(rows: list[dict[str, Any]], tmp_path: Path, a: str, b: str, claimed: float,
-              min_valid_n: int = 10) -> tuple[dict[str, Any], Any, Any]:
+              min_valid_n: int = 10, equivalence_margin: float | None = None) -> tuple[dict[str, Any], Any, Any]:
     data, cfg = setup(tmp_path, rows, min_valid_n)
+    if equivalence_margin is not None:
+        cfg = cfg.with_overrides(equivalence_margin=equivalence_margin)
     path = write_claims(tmp_path / "claims.yaml", [{"name": "c", "a": a, "b": b,
                                                     "claimed": claimed}])
     (rec,) = check.check_claims(data, cfg, check.read_claims(path))
@@ -263,7 +265,8 @@ CLAIM_KEYS = {"name", "field", "subset", "a", "b", "claimed", "recomputed", "ci_
               "paired", "paired_ci_low", "paired_ci_high", "zero_filled", "valid_n_a", "rows_a",
               "valid_n_b", "rows_b", "bound_low", "bound_high", "verdict", "confounded", "notes",
               "judge", "status_a", "status_b", "missing_rate_a", "missing_rate_b", "fisher_p",
-              "confounded_missing", "confounded_judges", "confounding_notes"}
+              "missingness_p", "missingness_method", "judge_missingness_p", "p", "p_holm",
+              "equivalence_margin", "confounded_missing", "confounded_judges", "confounding_notes"}
 
 
 def test_real_effect_holds(tmp_path: Path) -> None:
@@ -297,7 +300,7 @@ def test_real_effect_holds(tmp_path: Path) -> None:
     assert rec5["verdict"] == "shrinks" and rec5["notes"][0].endswith("is below it")
 
 
-def test_null_effect_with_large_zero_filled_headline_is_a_tie(tmp_path: Path) -> None:
+def test_null_effect_with_large_zero_filled_headline_is_refuted(tmp_path: Path) -> None:
     rows = generate(31, {"A": 0.0, "B": 0.0})
     drop(rows, 1, "B", 27)  # b loses half its overall
     za, zb = naive_zero(pick(rows, "A")), naive_zero(pick(rows, "B"))
@@ -307,8 +310,8 @@ def test_null_effect_with_large_zero_filled_headline_is_a_tie(tmp_path: Path) ->
     assert lo <= 0 <= hi
     rec, _, _ = claim_for(rows, tmp_path, "A", "B", claimed)
     assert rec["status_a"] == rec["status_b"] == "measured"
-    assert rec["verdict"] == "tie"
-    assert rec["notes"][0] == "the interval contains 0"
+    assert rec["verdict"] == "refuted"
+    assert rec["notes"][0] == f"the interval contains 0 and excludes the claimed {claimed:.2f}"
     assert rec["recomputed"] == pytest.approx(diff, abs=1e-12)
     assert rec["zero_filled"] == pytest.approx(za - zb, abs=1e-12)
     assert f"the zero-filled difference {za - zb:.2f} reproduces the claim" in rec["notes"]
@@ -319,14 +322,28 @@ def test_null_effect_with_large_zero_filled_headline_is_a_tie(tmp_path: Path) ->
     assert rec["bound_low"] == pytest.approx(sa / 54 - (sb + 27 * 10) / 54, abs=1e-12)
     assert rec["bound_high"] == pytest.approx(sa / 54 - (sb + 27 * 1) / 54, abs=1e-12)
     assert rec["bound_low"] < 0 < rec["bound_high"]
-    # missingness differs between the sides: flagged with Fisher's exact p
+    # missingness differs between the sides: Fisher's exact p is kept beside the design test
     p = fisher_exact([[0, 54], [27, 27]]).pvalue
     assert rec["fisher_p"] == pytest.approx(p, rel=1e-9)
+    assert rec["missingness_method"] == "item_permutation_within_scenario"
+    assert rec["missingness_p"] < 0.05
     assert rec["confounded"] is True
-    assert "missing rates differ: 0% of 54 judgments vs 50% of 54 (Fisher p<0.001)" in rec["notes"]
+    assert any(n.startswith("missing rates differ: 0% of 54 judgments vs 50% of 54 "
+                            "(whole items permuted within scenarios")
+               for n in rec["notes"])
+    # the same interval against a claim inside it: inconclusive; with a margin: equivalent
+    inside = round((lo + hi) / 2, 2) if lo < round((lo + hi) / 2, 2) < hi else 0.0
+    rec2, _, _ = claim_for(rows, tmp_path, "A", "B", inside)
+    assert rec2["verdict"] == "inconclusive"
+    margin = max(abs(lo), abs(hi)) + 0.01
+    rec3, _, _ = claim_for(rows, tmp_path, "A", "B", 0.0, equivalence_margin=margin)
+    assert rec3["verdict"] == "equivalent" and check.claim_supported(rec3)
+    rec4, _, _ = claim_for(rows, tmp_path, "A", "B", 0.0, equivalence_margin=max(abs(lo), abs(hi)) - 0.01)
+    assert rec4["verdict"] == "inconclusive"
     # the report reads the reasons as data, not by matching sentences
     assert (rec["confounded_missing"], rec["confounded_judges"]) == (True, False)
-    assert rec["confounding_notes"] == ["missing rates differ: 0% of 54 judgments vs 50% of 54 (Fisher p<0.001)"]
+    assert len(rec["confounding_notes"]) == 1
+    assert rec["confounding_notes"][0].startswith("missing rates differ: 0% of 54 judgments vs 50% of 54")
 
 
 def test_reversal_reverses(tmp_path: Path) -> None:
@@ -370,6 +387,7 @@ def test_confounding_by_judge_assignment(tmp_path: Path) -> None:
     drop(rows, 3, "B", 5)
     rec, _, _ = claim_for(rows, tmp_path, "A", "B", 0.5)
     # the sides themselves have equal missing rates: no side flag ...
+    assert rec["missingness_p"] > 0.05
     assert rec["fisher_p"] == pytest.approx(1.0)
     assert not any(n.startswith("missing rates differ") for n in rec["notes"])
     # ... but the judges behind them do: j1 misses 25 of 54, j2 5 of 54
@@ -377,8 +395,10 @@ def test_confounding_by_judge_assignment(tmp_path: Path) -> None:
     assert p < 0.001
     assert rec["confounded"] is True
     note = next(n for n in rec["notes"] if n.startswith("different judges"))
+    # no item is judged by both: whole items permuted within scenarios
+    assert rec["judge_missingness_p"] < 0.001
     assert note == ("different judges: a scored by j1, b by j2; j1 leaves 46% of its 54 judgments "
-                    "without a valid overall vs 9% of 54 for j2 (Fisher p<0.001)")
+                    "without a valid overall vs 9% of 54 for j2 (design permutation p<0.001)")
     assert (rec["confounded_missing"], rec["confounded_judges"]) == (False, True)
     assert rec["confounding_notes"] == [note]
 
@@ -391,9 +411,9 @@ def test_claim_line_format_matches_the_issue() -> None:
     assert check.claim_line(rec) == (
         "Topology: claimed 3.25 -> recomputed -0.12 [-0.61, 0.38] (8/16 vs 16/18 valid): "
         "INSUFFICIENT (8 valid < 10 preregistered; the interval contains 0)")
-    rec.update(ci_low=None, ci_high=None, recomputed=-0.004, verdict="tie", notes=["x"])
+    rec.update(ci_low=None, ci_high=None, recomputed=-0.004, verdict="inconclusive", notes=["x"])
     assert check.claim_line(rec).endswith(
-        "recomputed 0.00 [no interval] (8/16 vs 16/18 valid): TIE (x)")
+        "recomputed 0.00 [no interval] (8/16 vs 16/18 valid): INCONCLUSIVE (x)")
 
 
 # --------------------------------------------------------------------------- (h) rounding

@@ -378,7 +378,8 @@ def test_out_naming_an_existing_file_exits_2(good: str, tmp_path: Path, capsys) 
 
 
 def test_pass_gate_on_the_wilson_lower_bound_fails_the_run(tmp_path: Path, capsys) -> None:
-    # 19 of 20 pass (overall >= 7): point estimate 0.95, Wilson 95% lower bound 0.764 < 0.8
+    # 19 of 20 pass (overall >= 7): point estimate 0.95, Wilson 95% lower bound 0.764 < 0.8,
+    # scenario-clustered lower bound 0.645 (5 scenarios; see test_scorecard's hand calculation)
     lines = [make_row_line(scenario=f"s{i % 5}", trial=i // 5, judge="j", variant="A",
                            overall=3 if i == 7 else 9) for i in range(20)]
     path = write_lines(tmp_path / "r.jsonl", lines)
@@ -390,12 +391,18 @@ def test_pass_gate_on_the_wilson_lower_bound_fails_the_run(tmp_path: Path, capsy
     assert code == 1
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     (fail,) = doc["gate"]["pass_failing"]
-    assert fail["variant"] == "A" and fail["wilson_low"] == pytest.approx(0.763869, abs=2e-6)
+    # the gate reads the scenario-clustered lower bound, not the plain Wilson 0.763869
+    (pr,) = [r for r in doc["pass_rates"] if r["subset"] is None]
+    assert fail["variant"] == "A" and fail["ci_low"] == pytest.approx(pr["ci_low"])
+    assert pr["ci_low"] < pr["wilson_low"] == pytest.approx(0.763869, abs=2e-6)
     from workbench import terminal
 
     text = terminal.scorecard_text(doc) or ""
-    assert "gate: FAILED" in text and "lower bound 0.764 < 0.8" in text
+    assert "gate: FAILED" in text and "lower bound 0.645 < 0.8" in text
     cfg.write_text("pass: {threshold: 7, gate: 0.75}\nmin_valid_n: 5\n", encoding="utf-8")
+    code, _, _ = run_main(["analyze", path, "--config", str(cfg), "--out", str(out), *FAST], capsys)
+    assert code == 1  # 0.75 is above the clustered bound too (the plain Wilson would pass it)
+    cfg.write_text("pass: {threshold: 7, gate: 0.6}\nmin_valid_n: 5\n", encoding="utf-8")
     code, _, _ = run_main(["analyze", path, "--config", str(cfg), "--out", str(out), *FAST], capsys)
     assert code == 0
 

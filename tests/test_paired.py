@@ -208,7 +208,9 @@ def test_judge_offsets_match_naive_loops(offsets: dict[str, Any]) -> None:
         assert rec["kappa_quadratic"] == pytest.approx(naive_kappa_quadratic(a, b)), where
         assert rec["krippendorff_alpha"] == pytest.approx(naive_alpha_interval(a, b)), where
         assert rec["spearman"] == pytest.approx(sps.spearmanr(a, b).statistic), where
-        assert rec["ci_method"] == "cluster_bootstrap"
+        assert rec["ci_method"] == "cluster_t"  # the headline is the CR1 t(G-1) interval
+        assert (rec["ci_low"], rec["ci_high"]) == (rec["clustered_ci_low"], rec["clustered_ci_high"])
+        assert rec["boot_low"] <= rec["mean_diff"] <= rec["boot_high"]
         assert rec["ci_low"] <= rec["mean_diff"] <= rec["ci_high"]
 
 
@@ -329,7 +331,7 @@ def planted_lines(seed: int = 20260819) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def planted() -> dict[str, Any]:
-    cfg = make_cfg(subsets={"half": {"scenario": [f"s{s:02d}" for s in range(20)]}})
+    cfg = make_cfg(subsets={"half": {"scenario": [f"s{s:02d}" for s in range(20)]}}, trials_matched=True)
     a = wb.run([str(write_lines(Path(tempfile.mkdtemp()) / "p.jsonl", planted_lines()))], cfg)
     return {"cfg": cfg, "doc": a.doc}
 
@@ -403,9 +405,39 @@ def contrast_lines(seed: int = 12) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def contrast_data() -> dict[str, Any]:
     lines = contrast_lines()
-    cfg = make_cfg(subsets={"odd": {"scenario": ["s1", "s3", "s5"]}})
+    # trial k of A and of B declared matched: the naive references below join on the trial
+    cfg = make_cfg(subsets={"odd": {"scenario": ["s1", "s3", "s5"]}}, trials_matched=True)
     rows = read(lines, cfg)
     return {"lines": lines, "cfg": cfg, "rows": rows, "records": paired.contrasts(rows, cfg)}
+
+
+def test_default_pairing_averages_trials_within_scenario_and_judge(contrast_data: dict[str, Any]) -> None:
+    """Without trials_matched, a unit is (scenario, judge): each side the mean of its valid trials."""
+    lines = contrast_data["lines"]
+    cfg = contrast_data["cfg"].with_overrides(trials_matched=False)
+    for a, b in (("A", "B"), ("A", "C"), ("B", "C")):
+        try:
+            rec = paired.contrast_record(contrast_data["rows"], cfg, a, b)
+        except Exception:  # pragma: no cover - a variant missing from the fixture
+            continue
+        sa, sb = _side(lines, a, None), _side(lines, b, None)
+        ma, mb = defaultdict(list), defaultdict(list)
+        for k, x in sa.items():
+            ma[(k[0], k[3])].append(x)
+        for k, x in sb.items():
+            mb[(k[0], k[3])].append(x)
+        common = sorted(set(ma) & set(mb))
+        if not common:
+            assert rec["paired_unit"] == "scenario_mean"
+            continue
+        assert rec["paired_unit"] == "scenario_judge"
+        d = np.array([np.mean(ma[u]) - np.mean(mb[u]) for u in common])
+        assert rec["matched"] == len(common)
+        assert rec["paired_diff"] == pytest.approx(d.mean())
+        groups = [u[0] for u in common]
+        fit = sm_cluster(d, np.ones(len(d)), groups)
+        lo, hi = t_ci(float(d.mean()), float(fit.bse[0]), len(set(groups)) - 1)
+        assert (rec["paired_ci_low"], rec["paired_ci_high"]) == (pytest.approx(lo), pytest.approx(hi))
 
 
 def _side(
@@ -675,7 +707,8 @@ def test_n_needed_gives_the_planned_power_in_a_paired_design() -> None:
     n_needed pairs for target 0.5 are then run as n/2 scenarios x 2 trials; power is the
     share of 500 data sets whose paired clustered interval excludes 0. Tolerance 0.8 +- 0.07.
     """
-    cfg = make_cfg(bootstrap={"resamples": 100, "seed": 2}, target_effect=0.5)
+    # both variants on every row with a shared draw per trial: trials matched by design
+    cfg = make_cfg(bootstrap={"resamples": 100, "seed": 2}, target_effect=0.5, trials_matched=True)
     rng = np.random.default_rng(77)
     design = {"trials": 2, "sd_s": 1.0, "sd_sv": 0.0, "sd_e": 1.0}
     pilot = paired.contrast_record(_design(rng, g=300, effect=0.0, **design), cfg, "b", "a")
@@ -767,7 +800,8 @@ def test_mde_paired_from_an_independent_clustered_se(tmp_path) -> None:
     import workbench as wb
 
     root = Path(__file__).resolve().parents[1] / "data" / "example"
-    cfg = wb.load_config(str(root / "config.yaml"), overrides={"bootstrap": {"resamples": 200}})
+    cfg = wb.load_config(str(root / "config.yaml"), overrides={"bootstrap": {"resamples": 200},
+                                                               "trials_matched": True})
     a = wb.run([str(root / "judge_rows.jsonl")], cfg)
     rec = next(c for c in a.doc["contrasts"]
                if (c["a"], c["b"], c["subset"]) == ("single_pass_brief", "stepwise_brief", None))
@@ -802,7 +836,9 @@ def test_mde_paired_from_an_independent_clustered_se(tmp_path) -> None:
 
 def test_contrast_confounding_by_fisher_on_the_census_margins() -> None:
     """Each all-scenario contrast carries the confounding judgment the report shows, as data:
-    Fisher's exact p (scipy) on the variants' census margins, and the judge sets from the census."""
+    the design test (whole items permuted within scenarios, recomputed here), Fisher's exact p
+    (scipy) on the variants' census margins beside it, and the judge sets from the census."""
+    from workbench import census as census_mod
     from workbench import pipeline
 
     EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
@@ -822,7 +858,11 @@ def test_contrast_confounding_by_fisher_on_the_census_margins() -> None:
         p = sps.fisher_exact([[ma["missing"], ma["judgments"] - ma["missing"]],
                               [mb["missing"], mb["judgments"] - mb["missing"]]]).pvalue
         assert c["fisher_p"] == pytest.approx(p, rel=1e-12)
-        assert c["confounded_missing"] is bool(p < cfg.alpha)
+        units = census_mod.judgment_units(a.rows, cfg).filter(pl.col("variant").is_in([c["a"], c["b"]]))
+        res = census_mod.design_missingness_test(
+            units, "variant", wb.stats.derive_seed(cfg.seed, "contrast_confounding", c["a"], c["b"]))
+        assert c["missingness_p"] == res.p_value and c["missingness_method"] == "item_permutation_within_scenario"
+        assert c["confounded_missing"] is bool(res.p_value < cfg.alpha)
         assert c["missing_rate_a"] == ma["missing"] / ma["judgments"]
         assert c["judges_a"] == sorted(judges[c["a"]]) and c["judges_b"] == sorted(judges[c["b"]])
         assert c["confounded_judges"] is (judges[c["a"]] != judges[c["b"]])

@@ -270,11 +270,11 @@ def test_contrast_verdicts() -> None:
     assert report.contrast_verdict({**c, **contrast_call(c, 0.05, 0.5)}) == ("x higher", "good")
     assert verdict({**c, "p_holm": 0.2}) == "x higher before Holm only"
     assert verdict({**c, "ci_low": -1.0, "ci_high": -0.1}) == "y higher"
-    assert verdict({**c, "ci_low": -0.1, "mde": 0.9}) == "tie (underpowered)"
-    assert verdict({**c, "ci_low": -0.1}) == "tie"
+    assert verdict({**c, "ci_low": -0.1, "mde": 0.9}) == "no clear difference (underpowered)"
+    assert verdict({**c, "ci_low": -0.1}) == "no clear difference"
     assert verdict({**c, "ci_low": None}) == "no interval"
-    # without the recorded judgment the report decides nothing: a bare interval is a tie
-    assert report.contrast_verdict(c)[0] == "tie"
+    # without the recorded judgment the report decides nothing: a bare interval is no clear difference
+    assert report.contrast_verdict(c)[0] == "no clear difference"
 
 
 def test_command_for_reproduces_flags() -> None:

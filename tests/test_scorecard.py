@@ -769,7 +769,7 @@ def test_wilson_lower_bound_gate_fails_19_of_20(tmp_path: Path) -> None:
     lines.append(
         {"scenario": "s0", "variant": "A", "trial": 9, "judge": "j"}
     )  # no outcome: out of n
-    cfg = make_cfg(scores={"overall": "overall"}, **{"pass": {"threshold": 7, "gate": 0.8}})
+    cfg = make_cfg(scores={"overall": "overall"}, **{"pass": {"threshold": 7, "gate": 0.8, "k": 4}})
     rows, _ = wb.read_rows([str(write_lines(tmp_path / "r.jsonl", lines))], cfg)
     (rec,) = sc.pass_rates(rows, cfg).to_dicts()
     assert (rec["passes"], rec["n"], rec["rate"]) == (19, 20, 0.95)
@@ -782,9 +782,18 @@ def test_wilson_lower_bound_gate_fails_19_of_20(tmp_path: Path) -> None:
     lo, hi = proportion_confint(19, 20, alpha=0.05, method="wilson")
     assert (rec["wilson_low"], rec["wilson_high"]) == (pytest.approx(lo), pytest.approx(hi))
     assert rec["rate"] >= 0.8 and rec["gate_pass"] is False  # the point estimate would have passed
-    # pass^k: 5 (scenario, judge) items x 4 trials with an outcome (s0's trial 9 has none
-    # and is left out); only s2 (i = 7) has a failure -> 4 of 5 pass all 4
-    assert (rec["k"], rec["pass_hat_k"], rec["units_with_k"]) == (4, 0.8, 5)
+    # the gate reads the scenario-clustered bound: per-scenario passes 4,4,3,4,4 of 4 each.
+    # CR1: resid = c - p n = (0.2, 0.2, -0.8, 0.2, 0.2); var = 5/4 * 0.8 / 400 = 0.0025;
+    # binomial var 0.95 * 0.05 / 20 = 0.002375 -> deff 1.052632; n_eff = 20 / deff *
+    # (1.959964 / t_{0.975, 4} = 2.776445)^2 = 9.467 -> Wilson(0.95, 9.467)
+    z, t4 = sps.norm.ppf(0.975), sps.t.ppf(0.975, 4)
+    ne = 20 / (0.0025 / 0.002375) * (z / t4) ** 2
+    lo, hi = proportion_confint(0.95 * ne, ne, alpha=0.05, method="wilson")
+    assert (rec["ci_low"], rec["ci_high"]) == (pytest.approx(lo), pytest.approx(hi))
+    assert rec["ci_low"] < rec["wilson_low"] and rec["ci_method"] == "wilson_design_effect_t"
+    # pass^4: 5 (scenario, judge) items x 4 trials with an outcome (s0's trial 9 has none
+    # and is left out); only s2 (i = 7) has a failure -> C(3,4)/C(4,4) = 0 there, 1 elsewhere
+    assert (rec["k"], rec["pass_hat_k"], rec["units_with_k"], rec["units_short"]) == (4, 0.8, 5, 0)
 
 
 def test_pass_hat_k_by_a_naive_loop(tmp_path: Path) -> None:
@@ -805,10 +814,11 @@ def test_pass_hat_k_by_a_naive_loop(tmp_path: Path) -> None:
     cfg = make_cfg(
         scores={"overall": "overall"},
         subsets={"few": {"scenario": ["s0", "s1"]}},
-        **{"pass": {"threshold": 6}},
+        **{"pass": {"threshold": 6, "k": 3}},
     )
     rows, _ = wb.read_rows([str(write_lines(tmp_path / "r.jsonl", lines))], cfg)
     got = {(r["variant"], r["subset"]): r for r in sc.pass_rates(rows, cfg).to_dicts()}
+    k = 3
     for v in ("A", "B"):
         for subset, keep in ((None, None), ("few", {"s0", "s1"})):
             mine = [
@@ -817,16 +827,28 @@ def test_pass_hat_k_by_a_naive_loop(tmp_path: Path) -> None:
             per: dict[str, list[bool]] = defaultdict(list)
             for r in mine:
                 per[r["scenario"]].append(r["overall"] >= 6)
-            k = max(len(x) for x in per.values())
-            # items with fewer than k outcomes cannot show k passes or k tries: left out
-            full = [x for x in per.values() if len(x) == k]
-            all_k = sum(1 for x in full if all(x))
+            # unbiased per item: C(passes, k) / C(outcomes, k); items with < k outcomes listed
+            est = {s_: math.comb(sum(x), k) / math.comb(len(x), k) for s_, x in per.items() if len(x) >= k}
+            short = sorted(f"{s_}/j" for s_, x in per.items() if len(x) < k)
             rec = got[(v, subset)]
             assert rec["passes"] == sum(sum(x) for x in per.values()) and rec["n"] == len(mine)
             assert rec["k"] == k
-            assert rec["pass_hat_k"] == pytest.approx(all_k / len(full))
-            assert rec["units_with_k"] == len(full)
+            assert rec["pass_hat_k"] == pytest.approx(sum(est.values()) / len(est))
+            assert rec["units_with_k"] == len(est)
+            assert rec["units_short"] == len(short) and rec["units_short_list"] == short
             assert rec["gate_pass"] is None
+            if len(est) >= 2:
+                vals = np.array(list(est.values()))
+                fit = sm.OLS(vals, np.ones(vals.size)).fit(
+                    cov_type="cluster", cov_kwds={"groups": np.arange(vals.size)})
+                lo = vals.mean() - sps.t.ppf(0.975, vals.size - 1) * fit.bse[0]
+                assert rec["pass_hat_k_ci_low"] == pytest.approx(max(0.0, lo))
+    # pass^k never exceeds pass^(k-1) on the same rows
+    cfg2 = cfg.with_overrides(pass_k=2)
+    two = {(r["variant"], r["subset"]): r for r in sc.pass_rates(rows, cfg2).to_dicts()}
+    for key, rec in got.items():
+        if rec["pass_hat_k"] is not None and two[key]["units_with_k"] == rec["units_with_k"]:
+            assert rec["pass_hat_k"] <= two[key]["pass_hat_k"] + 1e-12
 
 
 def test_pass_field_holds_out_conflicting_rows(tmp_path: Path) -> None:
@@ -911,7 +933,7 @@ def test_clustered_interval_covers_at_nominal_rate_and_naive_does_not() -> None:
     hit_cl = hit_naive = hit_boot = 0
     for i in range(draws):
         values = true_mean + np.repeat(rng.normal(0, 1.0, g), m) + rng.normal(0, 1.0, g * m)
-        cell = sc.summarize_cell(values, labels, g * m, cfg, seed_offset=i)
+        cell = sc.summarize_cell(values, labels, g * m, cfg, key=(i,))
         hit_cl += cell["ci_low"] <= true_mean <= cell["ci_high"]
         t = sps.t.ppf(0.975, g * m - 1)
         hit_naive += abs(cell["mean"] - true_mean) <= t * cell["se"]

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import paired, stats
+from . import census, paired, stats
 from .config import Config
 from .errors import ConfigError, InputError
 from .scorecard import STATUS_MEASURED, cell_row_count, cell_rows, subset_filter, summarize_cell
@@ -67,7 +67,8 @@ ZERO_RULES = ("zero_filled", "zero_filled_planned")
 VALID_RULES = ("valid_mean", "item_mean")
 HARNESS_RULES = ("drop_sentinels_only", "raw_numeric_mean")
 
-VERDICTS: tuple[str, ...] = ("holds", "shrinks", "tie", "reverses", "insufficient")
+VERDICTS: tuple[str, ...] = ("holds", "shrinks", "reverses", "refuted", "inconclusive", "equivalent",
+                             "insufficient")
 
 CLAIM_KEYS: tuple[str, ...] = ("name", "field", "subset", "judge", "a", "b", "claimed")
 
@@ -672,7 +673,8 @@ def _side(rows: pl.DataFrame, cfg: Config, variant: str, claim: dict[str, Any],
     absent = rows.filter((pl.col("bucket") == "missing_planned") & scope).height
     valid = cell.filter(pl.col(fld).is_not_null())
     summ = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(),
-                          cell_row_count(cell) + absent, cfg)
+                          cell_row_count(cell) + absent, cfg,
+                          key=("claim", variant, claim["judge"], claim["subset"], fld))
     return {"summary": summ, "judges": sorted(set(cell["judge"].drop_nulls().to_list()))}
 
 
@@ -725,7 +727,8 @@ def _zero_reproduces(za: Fraction | None, zb: Fraction | None, claimed: float) -
 
 
 def _verdict(claimed: float, lo: float | None, hi: float | None, status_a: str, status_b: str,
-             reasons_gate: list[str]) -> tuple[str, str]:
+             reasons_gate: list[str], margin: float | None = None) -> tuple[str, str]:
+    c = _claimed_text(claimed)
     if lo is None or hi is None:
         interval = "no interval (fewer than 2 scenarios)"
     elif lo <= 0 <= hi:
@@ -739,14 +742,19 @@ def _verdict(claimed: float, lo: float | None, hi: float | None, status_a: str, 
     if lo is None or hi is None:
         return "insufficient", interval
     if lo <= 0 <= hi:
-        return "tie", interval
+        excludes = claimed < lo or claimed > hi
+        if margin is not None and -margin <= lo and hi <= margin:
+            return "equivalent", (f"the interval lies within +-{margin:g} (the equivalence margin)"
+                                  + (f" and excludes the claimed {c}" if excludes else ""))
+        if excludes:
+            return "refuted", f"the interval contains 0 and excludes the claimed {c}"
+        return "inconclusive", f"the interval contains both 0 and the claimed {c}"
     if claimed == 0:
-        return "reverses", "the claim is 0 but the interval excludes 0"
+        return "refuted", "the claim is 0 but the interval excludes 0"
     sign = 1.0 if claimed > 0 else -1.0
     if (lo > 0) != (sign > 0):
         return "reverses", interval
     far = hi if sign > 0 else lo
-    c = _claimed_text(claimed)
     side = "above" if sign > 0 else "below"
     if sign * claimed > sign * far:
         return "shrinks", (f"the interval excludes 0 with the claim's sign, but the claimed {c} "
@@ -773,10 +781,16 @@ def _gate_reasons(summ: dict[str, Any], cfg: Config, fld: str) -> list[str]:
 
 
 def _judge_confound(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld: str,
-                    ja: list[str], jb: list[str]) -> tuple[bool, str | None]:
-    """Different judge sets on the two sides whose own missing rates differ (Fisher exact)."""
+                    ja: list[str], jb: list[str]) -> tuple[bool, str | None, float | None]:
+    """Different judge sets on the two sides whose own missing rates differ.
+
+    Tested by :func:`workbench.stats.block_permutation_test` over the claim's scope (all
+    variants): when the two judge groups judged some items in common, their labels are
+    permuted within items; when every item was judged by one group only, whole items are
+    permuted within scenarios (a failed render is one event, not one per judge).
+    """
     if set(ja) == set(jb) or not ja or not jb:
-        return False, None
+        return False, None, None
     shared = set(ja) & set(jb)
     g1 = (set(ja) - set(jb)) or shared
     g2 = (set(jb) - set(ja)) or shared
@@ -792,14 +806,51 @@ def _judge_confound(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld:
 
     m1, n1 = rate(g1)
     m2, n2 = rate(g2)
-    p = stats.fisher_exact_2x2(m1, n1, m2, n2) if n1 and n2 else None
+    units = _units(rows, cfg, claim, fld, None).filter(pl.col("judge").is_in(sorted(g1 | g2)))
+    units = units.with_columns(pl.col("judge").is_in(sorted(g1)).cast(pl.String).alias("__group"))
+    p = None
+    seed = stats.derive_seed(cfg.seed, "confound_judge", claim["name"])
+    if n1 and n2 and units.height:
+        item = ["scenario", "variant", "trial"]
+        per = units.group_by(*item, "__group").agg(pl.col("missing").sum().alias("m"), pl.len().alias("n"))
+        shared_items = per.group_by(item).agg(pl.len().alias("k")).filter(pl.col("k") > 1).height
+        if shared_items:
+            # both groups judged the same items: compare them within items
+            block = pl.concat_str([pl.col(c).cast(pl.String) for c in item], separator="\x1f")
+        else:
+            # every item is judged by one group only: whole items permuted within scenarios
+            block = pl.col("scenario")
+        per = per.with_columns(block.alias("__block"))
+        p = stats.block_permutation_test(per["m"].to_numpy(), per["n"].to_numpy().astype(float),
+                                         per["__group"].to_numpy(), per["__block"].to_numpy(),
+                                         census.PERMUTATIONS, seed).p_value
     if p is None or p >= cfg.alpha:
-        return False, None
+        return False, None, p
     note = (f"different judges: a scored by {', '.join(ja)}, b by {', '.join(jb)}; "
             f"{', '.join(sorted(g1))} {'leaves' if len(g1) == 1 else 'leave'} {_pct(m1 / n1, n1)} of "
             f"{'its' if len(g1) == 1 else 'their'} {n1} judgments without a valid {fld} vs "
-            f"{_pct(m2 / n2, n2)} of {n2} for {', '.join(sorted(g2))} ({_p(p)})")
-    return True, note
+            f"{_pct(m2 / n2, n2)} of {n2} for {', '.join(sorted(g2))} (design permutation p{_pv(p)})")
+    return True, note, p
+
+
+def _pv(p: float) -> str:
+    return "<0.001" if p < 0.001 else f"={p:.2g}"
+
+
+def _units(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld: str,
+           variants: list[str] | None) -> pl.DataFrame:
+    """Judgment units (missing 0/1 for ``fld``) in the claim's scope."""
+    scope = rows.filter(subset_filter(cfg, claim["subset"]))
+    if claim.get("judge") is not None:
+        scope = scope.filter(pl.col("judge") == claim["judge"])
+    if variants is not None:
+        scope = scope.filter(pl.col("variant").is_in(variants))
+    keyed = scope.filter(~pl.col("bucket").is_in(["blank", "malformed", "duplicate"]))
+    from .config import KEY_FIELDS
+
+    return keyed.group_by(list(KEY_FIELDS)).agg(
+        (pl.col(fld).is_null().any() | (pl.len() > 1)).cast(pl.Float64).alias("missing")
+    ).sort(list(KEY_FIELDS))
 
 
 def check_claims(rows: pl.DataFrame, cfg: Config,
@@ -811,27 +862,34 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
     units), ``zero_filled`` (difference of the sides' zero-filled means, rows as read),
     ``valid_n_*``/``rows_*``/``status_*``/``missing_rate_*`` per side, ``bound_low``/
     ``bound_high`` (every missing row of a and of b anywhere in the rubric range: lowest and
-    highest possible a - b), ``fisher_p`` (the sides' missing rates), ``confounded`` (either
-    of ``confounded_missing``: the sides' missing rates differ at ``alpha``, Fisher exact;
-    ``confounded_judges``: different judge sets whose own missing rates differ), with
-    ``confounding_notes`` the sentences saying why (also in ``notes``), and ``verdict``:
+    highest possible a - b), ``missingness_p`` (do the sides' missing rates differ? whole items
+    permuted within scenarios, ``missingness_method``; ``fisher_p`` is the rows-as-independent
+    Fisher test, beside it only), ``judge_missingness_p`` (different judge sets: design
+    permutation test), ``confounded`` (either of ``confounded_missing``: ``missingness_p`` <
+    ``alpha``; ``confounded_judges``: different judge sets whose own missing rates differ), with
+    ``confounding_notes`` the sentences saying why (also in ``notes``), ``p`` (the clustered t
+    p-value of the recomputed difference) with ``p_holm`` (Holm-adjusted across the claims of
+    one file), and ``verdict``:
 
     * ``insufficient``: either side is not ``measured`` (or no interval exists);
-    * ``tie``: the interval contains 0;
-    * ``reverses``: the interval excludes 0 with the opposite sign (or the claim is 0);
+    * ``holds``: the interval excludes 0 with the claim's sign and contains the claim, or the
+      claim is nearer 0 than all of it;
     * ``shrinks``: same sign, but the claim is further from 0 than the whole interval;
-    * ``holds``: same sign, the claim inside the interval or nearer 0 than all of it.
+    * ``reverses``: the interval excludes 0 with the opposite sign;
+    * ``equivalent``: the interval lies within +-``equivalence_margin`` (config; unset: never);
+    * ``refuted``: the interval contains 0 and excludes the claimed value (or the claim is 0
+      and the interval excludes 0);
+    * ``inconclusive``: the interval contains both 0 and the claimed value.
 
     ``notes`` are short sentences; ``notes[0]`` is always the reason for the verdict (what
     :func:`claim_line` prints in parentheses).
     """
     out = []
-    for i, claim in enumerate(claims):
+    for claim in claims:
         claim = {"subset": None, "judge": None, "field": None, **claim}
         fld = _validate_claim(rows, cfg, claim)
         a, b, claimed = claim["a"], claim["b"], float(claim["claimed"])
-        rec = paired.contrast_record(rows, cfg, a, b, fld, claim["subset"], claim["judge"],
-                                     seed_offset=9000 + i)
+        rec = paired.contrast_record(rows, cfg, a, b, fld, claim["subset"], claim["judge"])
         sa, sb = _side(rows, cfg, a, claim, fld), _side(rows, cfg, b, claim, fld)
         ca, cb = sa["summary"], sb["summary"]
         za = _rule_fractions(rows, cfg, a, claim["judge"], claim["subset"], fld)["zero_filled"]
@@ -848,7 +906,9 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
                   if ca["rows"] and cb["rows"] else None)
         gate = _gate_reasons(ca, cfg, fld) + _gate_reasons(cb, cfg, fld)
         verdict, why = _verdict(claimed, rec["ci_low"], rec["ci_high"], ca["status"], cb["status"],
-                                gate)
+                                gate, cfg.equivalence_margin)
+        design = census.design_missingness_test(_units(rows, cfg, claim, fld, [a, b]), "variant",
+                                                stats.derive_seed(cfg.seed, "confound_variant", claim["name"]))
         notes = [why]
         for side, c, m in (("a", ca, miss_a), ("b", cb, miss_b)):
             if m:
@@ -862,17 +922,19 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
             flip = "the sign can flip" if lo_b <= 0 <= hi_b else "the sign cannot flip"
             notes.append(f"with the missing rows anywhere in {lo_v}..{hi_v} the difference "
                          f"lies in [{_num(lo_b)}, {_num(hi_b)}]: {flip}")
-        side_flag = fisher is not None and fisher < cfg.alpha
+        side_flag = design.p_value is not None and design.p_value < cfg.alpha
         confounding = []
         if side_flag:
             confounding.append(f"missing rates differ: {_pct(rate_a, ca['rows'])} of {ca['rows']} judgments vs "
-                               f"{_pct(rate_b, cb['rows'])} of {cb['rows']} ({_p(fisher)})")
-        judge_flag, judge_note = _judge_confound(rows, cfg, claim, fld, sa["judges"], sb["judges"])
+                               f"{_pct(rate_b, cb['rows'])} of {cb['rows']} (whole items permuted "
+                               f"within scenarios, p{_pv(design.p_value)})")
+        judge_flag, judge_note, judge_p = _judge_confound(rows, cfg, claim, fld, sa["judges"], sb["judges"])
         if judge_note:
             confounding.append(judge_note)
         notes.extend(confounding)
         if rec["paired_diff"] is not None:
-            unit = "matched rows" if rec["paired_unit"] == "row" else "matched scenario means"
+            unit = {"row": "matched rows", "scenario_judge": "matched scenario x judge means",
+                    "scenario_mean": "matched scenario means"}[rec["paired_unit"]]
             ci = ("" if rec["paired_ci_low"] is None
                   else f" [{_num(rec['paired_ci_low'])}, {_num(rec['paired_ci_high'])}]")
             notes.append(f"paired on {rec['matched']} {unit}: {_num(rec['paired_diff'])}{ci}")
@@ -887,11 +949,26 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
             "rows_b": cb["rows"], "status_a": ca["status"], "status_b": cb["status"],
             "missing_rate_a": rate_a, "missing_rate_b": rate_b,
             "bound_low": lo_b, "bound_high": hi_b, "fisher_p": fisher,
+            "missingness_p": design.p_value,
+            "missingness_method": (census.METHODS["variant"] if design.method != "undefined" else "undefined"),
+            "judge_missingness_p": judge_p,
+            "p": rec["p"], "p_holm": None, "equivalence_margin": cfg.equivalence_margin,
             "verdict": verdict, "confounded": bool(side_flag or judge_flag),
             "confounded_missing": bool(side_flag), "confounded_judges": bool(judge_flag),
             "confounding_notes": confounding, "notes": notes,
         })
+    for r, adj in zip(out, stats.holm([r["p"] for r in out]), strict=True):
+        r["p_holm"] = adj
+        if r["p"] is not None:
+            r["notes"].append(f"clustered t p{_pv(r['p'])}; Holm-adjusted across the {len(out)} "
+                              f"claim{'s' if len(out) != 1 else ''} of this file: p{_pv(adj)}")
     return out
+
+
+def claim_supported(claim: dict[str, Any]) -> bool:
+    """Whether the data support the claim as stated: it ``holds``, or it claims 0 (no
+    difference) and the data are ``equivalent`` within the configured margin."""
+    return claim["verdict"] == "holds" or (claim["claimed"] == 0 and claim["verdict"] == "equivalent")
 
 
 def claim_line(claim: dict[str, Any]) -> str:
@@ -927,7 +1004,9 @@ CLAIMS_SCHEMA: dict[str, Any] = {
     "valid_n_a": pl.Int64, "rows_a": pl.Int64, "valid_n_b": pl.Int64, "rows_b": pl.Int64,
     "status_a": pl.String, "status_b": pl.String, "missing_rate_a": pl.Float64,
     "missing_rate_b": pl.Float64, "bound_low": pl.Float64, "bound_high": pl.Float64,
-    "fisher_p": pl.Float64, "verdict": pl.String, "confounded": pl.Boolean,
+    "fisher_p": pl.Float64, "missingness_p": pl.Float64, "missingness_method": pl.String,
+    "judge_missingness_p": pl.Float64, "p": pl.Float64, "p_holm": pl.Float64,
+    "equivalence_margin": pl.Float64, "verdict": pl.String, "confounded": pl.Boolean,
     "confounded_missing": pl.Boolean, "confounded_judges": pl.Boolean,
     "confounding_notes": pl.List(pl.String), "notes": pl.List(pl.String),
 }
@@ -946,5 +1025,6 @@ def claims_frame(claims: list[dict[str, Any]]) -> pl.DataFrame:
 __all__ = [
     "RULES", "VERDICTS", "read_published", "read_claims", "aggregation_rules", "rounded",
     "printed_matches", "published_check", "published_summary", "check_claims", "claim_line",
+    "claim_supported",
     "published_frame", "claims_frame",
 ]

@@ -1,4 +1,4 @@
-"""Command line: ``workbench analyze | check | report | batch | preset``.
+"""Command line: ``workbench analyze | check | report | batch | synth | selftest | calibrate | preset``.
 
 Exit codes: 0 done, 1 a gate failed or a claim did not hold (``check``), 2 bad input or
 usage. Bad input is one line on stderr naming the file (and line and field where there is
@@ -163,6 +163,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--overwrite", action="store_true",
                    help="write into an --out directory that holds files the workbench did not write")
+
+    p = sub.add_parser("synth", help="write planted-truth judge rows, plan, truth.json (the simulator)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    p.add_argument("--seed", type=int, default=0, help="simulation seed (same seed, same bytes)")
+    p.add_argument("--scenario", metavar="NAME", help="a built-in scenario: clean, silent_zero, item_failures")
+    p.add_argument("--config", metavar="FILE", help="YAML of generating-model knobs (see docs/synth.md)")
+
+    p = sub.add_parser("selftest", help="run the built-in known-good/known-bad scenarios; exit 1 on a miss")
+    p.add_argument("--seed", type=int, default=None, help="simulation seed (default: the fixed self-test seed)")
+
+    p = sub.add_parser("calibrate", help="coverage / false-positive / power by simulation -> table and plot")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory (e.g. reports/calibration)")
+    p.add_argument("--sets", type=int, default=None, metavar="N", help="data sets per grid point")
+    p.add_argument("--quick", action="store_true", help="the CI subset of the grid")
 
     p = sub.add_parser("preset", help="list or show the shipped presets")
     psub = p.add_subparsers(dest="preset_command", required=True, parser_class=_Parser)
@@ -331,6 +345,27 @@ def gate_exit(analysis: Any, no_gate: bool) -> int:
     return EXIT_GATE
 
 
+def cmd_synth(args: argparse.Namespace) -> int:
+    from . import synth
+
+    model = synth.load_model(args.config, args.scenario)
+    paths = synth.write(model, args.out, seed=args.seed)
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return EXIT_OK
+
+
+def cmd_selftest(args: argparse.Namespace) -> int:
+    from . import selftest
+
+    return selftest.main(seed=args.seed)
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from . import calibrate
+
+    return calibrate.main(args.out, sets=args.sets, quick=args.quick)
+
+
 def cmd_preset(args: argparse.Namespace) -> int:
     if args.preset_command == "list":
         for name in config_mod.PRESETS:
@@ -345,7 +380,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = ["workbench", *(sys.argv[1:] if argv is None else argv)]
-    handlers = {"analyze": cmd_analyze, "preset": cmd_preset}
+    handlers = {"analyze": cmd_analyze, "preset": cmd_preset, "synth": cmd_synth,
+                "selftest": cmd_selftest, "calibrate": cmd_calibrate}
     for name in ("check", "report", "batch"):
         handlers[name] = _lazy(name)
     try:

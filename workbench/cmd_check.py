@@ -29,12 +29,12 @@ def claims_text(claims: list[dict[str, Any]], confidence: float = 0.95) -> str:
         out.append(line.replace(f": {word}", f": {terminal.colour(word, kind)}", 1))
         out.extend(terminal.safe(f"    - {n}") for n in c["notes"][1:])
     tally = Counter(c["verdict"] for c in claims)
-    held = tally.get("holds", 0)
+    held = sum(check.claim_supported(c) for c in claims)
     parts = [f"{tally[v]} {v}" for v in check.VERDICTS if tally.get(v)]
     confounded = sum(bool(c["confounded"]) for c in claims)
     tail = f"; {confounded} confounded by missingness" if confounded else ""
     out.append(f"{held} of {len(claims)} {'claim' if len(claims) == 1 else 'claims'} "
-               f"{'holds' if held == 1 else 'hold'} ({', '.join(parts)}){tail}")
+               f"supported by the rows ({', '.join(parts)}){tail}")
     return "\n".join(out)
 
 
@@ -70,7 +70,8 @@ def screen(analysis: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``workbench check``; returns the exit code (0 all claims hold, 1 otherwise)."""
+    """Run ``workbench check``; returns the exit code (0 every claim holds, or claims no
+    difference and is ``equivalent``; 1 otherwise)."""
     if getattr(args, "claims", None) is None and getattr(args, "published", None) is None:
         raise WorkbenchError("check needs --claims FILE (a YAML list of {name, field, subset, "
                              "judge, a, b, claimed}) and/or --published FILE (a scorecard CSV)")
@@ -95,11 +96,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def exit_code(doc: dict[str, Any]) -> int:
-    """0 when every claim holds, else 1; with ``--published`` alone (no claims), 0 when every
+    """0 when every claim holds (or claims no difference and is ``equivalent``), else 1; with
+    ``--published`` alone (no claims), 0 when every
     published cell is reproduced by the valid mean, else 1."""
     claims = doc.get("claims")
     if claims is not None:
-        return cli.EXIT_OK if all(c["verdict"] == "holds" for c in claims) else cli.EXIT_GATE
+        return cli.EXIT_OK if all(check.claim_supported(c) for c in claims) else cli.EXIT_GATE
     published = doc.get("published_check") or []
     reproduced = all("valid_mean" in (p.get("reproduced_by") or []) for p in published)
     return cli.EXIT_OK if reproduced else cli.EXIT_GATE

@@ -66,7 +66,9 @@ DEFAULTS: dict[str, Any] = {
     "contrasts": None,
     "contrast_baseline": None,
     "max_contrast_pairs": 300,
-    "pass": {"field": None, "threshold": None, "gate": None},
+    "pass": {"field": None, "threshold": None, "gate": None, "k": None},
+    "equivalence_margin": None,
+    "trials_matched": False,
     "consistency": {"overall_vs_subscores": 3.0, "honesty_high": 8},
 }
 
@@ -172,6 +174,9 @@ class Config:
     pass_gate: float | None
     consistency_gap: float
     honesty_high: float
+    pass_k: int | None = None
+    equivalence_margin: float | None = None
+    trials_matched: bool = False
     preference_scale: tuple[float, float] | None = None
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
     sources: tuple[str, ...] = ()
@@ -558,6 +563,12 @@ def _str(v: Any, name: str) -> str:
     return v
 
 
+def _bool(v: Any, name: str) -> bool:
+    if not isinstance(v, bool):
+        raise ConfigError(f"config: {name} must be true or false, got {_short(v)}")
+    return v
+
+
 def _section(m: dict[str, Any], name: str) -> dict[str, Any]:
     """A config section that must be a mapping (``rubric: {min: 1, max: 10}``), or {} if unset."""
     value = m.get(name)
@@ -837,6 +848,10 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         pass_gate=None if pas.get("gate") is None else _num(pas["gate"], "pass.gate", 0, 1),
         consistency_gap=_num(cons.get("overall_vs_subscores", 3.0), "consistency.overall_vs_subscores", 0),
         honesty_high=_num(cons.get("honesty_high", 8), "consistency.honesty_high"),
+        pass_k=None if pas.get("k") is None else _int(pas["k"], "pass.k", 1),
+        equivalence_margin=(None if m.get("equivalence_margin") is None
+                            else _num(m["equivalence_margin"], "equivalence_margin", 0)),
+        trials_matched=_bool(m.get("trials_matched", False), "trials_matched"),
         raw=m,
         sources=sources,
     )

@@ -73,14 +73,26 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
     only_a = items_a.join(items_b, on=ITEM, how="anti").height
     only_b = items_b.join(items_a, on=ITEM, how="anti").height
     a, b, d = pairs["a"].to_numpy(), pairs["b"].to_numpy(), pairs["diff"].to_numpy()
-    ps = stats.paired_summary(d, pairs["scenario"].to_numpy(), cfg.confidence, cfg.resamples,
-                              cfg.seed + seed_offset)
+    sc = pairs["scenario"].to_numpy()
+    ps = stats.paired_summary(d, sc, cfg.confidence, cfg.resamples,
+                              stats.derive_seed(cfg.seed, "judge_offset", ja, jb, variant, subset, fld))
+    p_cl = None
+    if ps.se_clustered is not None and ps.se_clustered > 0 and ps.df_clustered is not None:
+        from scipy import stats as _sps
+
+        p_cl = float(2.0 * _sps.t.sf(abs(ps.mean / ps.se_clustered), ps.df_clustered))
     return {
         "judge_a": ja, "judge_b": jb, "variant": variant, "subset": subset, "field": fld,
         "pairs": ps.n, "clusters": ps.clusters, "only_a": only_a, "only_b": only_b,
-        "mean_diff": ps.mean, "ci_low": ps.boot_low, "ci_high": ps.boot_high, "ci_method": "cluster_bootstrap",
+        "mean_diff": ps.mean, "ci_low": ps.ci_low_clustered, "ci_high": ps.ci_high_clustered,
+        "ci_method": "cluster_t" if ps.ci_low_clustered is not None else None,
+        "p": p_cl, "p_method": "cluster_t" if p_cl is not None else None,
+        "p_sign_flip": stats.sign_flip_test(d, sc, cfg.resamples, stats.derive_seed(
+            cfg.seed, "sign_flip", ja, jb, variant, subset, fld)) if ps.n else None,
+        "boot_low": ps.boot_low, "boot_high": ps.boot_high,
         "t_ci_low": ps.ci_low, "t_ci_high": ps.ci_high,
         "clustered_ci_low": ps.ci_low_clustered, "clustered_ci_high": ps.ci_high_clustered,
+        "ignores_clustering": ["t_ci_low", "t_ci_high", "wilcoxon_p"],
         "wilcoxon_p": ps.wilcoxon_p, "diff_counts": ps.diff_counts,
         "exact_agreement": stats.exact_agreement(a, b) if ps.n else None,
         "within_one": stats.within_one(a, b) if ps.n else None,
@@ -94,9 +106,14 @@ def judge_offsets(rows: pl.DataFrame, cfg: Config,
                   progress: Callable[[int | None], None] | None = None) -> list[dict[str, Any]]:
     """Every judge pair (sorted by name, offset = first minus second), all variants then each.
 
-    ``ci_low``/``ci_high`` is the cluster bootstrap interval (scenarios resampled);
-    ``t_ci_*`` the paired t interval (treats pairs as independent); ``clustered_ci_*`` the CR1
-    interval. ``only_a``/``only_b``: items only that judge scored validly.
+    ``ci_low``/``ci_high`` (the headline) is the CR1 clustered t interval with df = G - 1
+    (``ci_method`` ``cluster_t``; ``clustered_ci_*`` repeats it), ``p`` its two-sided p-value
+    and ``p_sign_flip`` the exact sign-flip randomization p over scenarios
+    (:func:`workbench.stats.sign_flip_test`); ``boot_low``/``boot_high`` the cluster bootstrap
+    percentile interval, beside it (it under-covered: 74-90 % in the calibration).
+    ``t_ci_*`` (paired t) and ``wilcoxon_p`` treat pairs as independent: they ignore
+    clustering (listed in ``ignores_clustering``) and are never headlined.
+    ``only_a``/``only_b``: items only that judge scored validly.
     """
     judges = sorted(cell_rows(rows)["judge"].unique().drop_nulls().to_list())
     judge_pairs = list(itertools.combinations(judges, 2))
@@ -120,23 +137,33 @@ def _variant_pairs(rows: pl.DataFrame, cfg: Config) -> list[tuple[str, str]]:
     return selection.contrast_pairs(rows, cfg)[0]
 
 
-def matched_units(rows: pl.DataFrame, a: str, b: str, field: str) -> tuple[pl.DataFrame, str]:
+def matched_units(rows: pl.DataFrame, a: str, b: str, field: str,
+                  trials_matched: bool = False) -> tuple[pl.DataFrame, str]:
     """Paired units for a contrast: ``(frame with scenario, a, b, diff; unit)``.
 
-    Units are (scenario, trial, judge) rows both variants have a valid value for; when
-    there are none, scenario-level means of the valid values (unit ``scenario_mean``).
+    A trial number is an arbitrary label across variants, so by default units are
+    (scenario, judge) pairs both variants have valid values for, each side the mean of its
+    valid trials (unit ``scenario_judge``). With ``trials_matched`` (the config declares that
+    trial k of a and of b share something, e.g. a sampling seed) units are (scenario, trial,
+    judge) rows (unit ``row``). When there are none, scenario-level means of the valid values
+    (unit ``scenario_mean``).
     """
     v = _valid(rows, field)
-    key = ["scenario", "trial", "judge"]
-    ra = v.filter(pl.col("variant") == a).select(*key, pl.col(field).alias("a"))
-    rb = v.filter(pl.col("variant") == b).select(*key, pl.col(field).alias("b"))
+    key = ["scenario", "trial", "judge"] if trials_matched else ["scenario", "judge"]
+    ra = v.filter(pl.col("variant") == a).group_by(key).agg(pl.col(field).mean().alias("a"))
+    rb = v.filter(pl.col("variant") == b).group_by(key).agg(pl.col(field).mean().alias("b"))
     m = ra.join(rb, on=key, how="inner")
     if m.height:
-        return m.with_columns((pl.col("a") - pl.col("b")).alias("diff")).sort(key), "row"
+        unit = "row" if trials_matched else "scenario_judge"
+        return m.with_columns((pl.col("a") - pl.col("b")).alias("diff")).sort(key), unit
     sa = ra.group_by("scenario").agg(pl.col("a").mean())
     sb = rb.group_by("scenario").agg(pl.col("b").mean())
     m = sa.join(sb, on="scenario", how="inner")
     return m.with_columns((pl.col("a") - pl.col("b")).alias("diff")).sort("scenario"), "scenario_mean"
+
+
+UNIT_KEYS = {"row": ["scenario", "trial", "judge"], "scenario_judge": ["scenario", "judge"],
+             "scenario_mean": ["scenario"]}
 
 
 def _power_inputs(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray,
@@ -163,7 +190,7 @@ def _power_inputs(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray
         out["rho_spearman"] = stats.spearman(ma, mb)
         if np.std(ma) > 0 and np.std(mb) > 0:
             out["rho_pearson"] = float(np.corrcoef(ma, mb)[0, 1])
-    if unit == "row" and out["rho_pearson"] is not None and out["rho_pearson"] > 0:
+    if unit != "scenario_mean" and out["rho_pearson"] is not None and out["rho_pearson"] > 0:
         values, clusters = m["diff"].to_numpy(), m["scenario"].to_numpy()
         out["rho"], out["paired"] = out["rho_pearson"], True
     else:
@@ -183,22 +210,29 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
     scope = cell_rows(rows).filter(subset_filter(cfg, subset))
     if judge is not None:
         scope = scope.filter(pl.col("judge") == judge)
-    v = scope.filter(pl.col(fld).is_not_null())
+    # canonical row order: float sums do not depend on the order of input lines
+    v = scope.filter(pl.col(fld).is_not_null()).sort(["scenario", "variant", "trial", "judge", fld])
     va = v.filter(pl.col("variant") == a)
     vb = v.filter(pl.col("variant") == b)
     xa, ca = va[fld].to_numpy(), va["scenario"].to_numpy()
     xb, cb = vb[fld].to_numpy(), vb["scenario"].to_numpy()
     ds = stats.diff_clustered(xa, ca, xb, cb, cfg.confidence)
-    m, unit = matched_units(scope, a, b, fld)
+    m, unit = matched_units(scope, a, b, fld, cfg.trials_matched)
     ps = stats.paired_summary(m["diff"].to_numpy(), m["scenario"].to_numpy(), cfg.confidence,
-                              cfg.resamples, cfg.seed + 5000 + seed_offset)
+                              cfg.resamples, stats.derive_seed(cfg.seed, "contrast", a, b, fld, subset, judge))
     loo_min, loo_max = stats.leave_one_cluster_out_diff(xa, ca, xb, cb) if xa.size and xb.size else (None, None)
     power = _power_inputs(xa, ca, xb, cb, m, unit)
     n_need = (stats.n_needed(power["sd"], cfg.target_effect, cfg.alpha, cfg.power, rho=power["rho"],
                              design_effect=max(power["deff"] or 1.0, 1.0), paired=power["paired"])
               if power["sd"] is not None else None)
-    key = ["scenario", "trial", "judge"] if unit == "row" else ["scenario"]
+    key = UNIT_KEYS[unit]
     matched_keys = m.select(key)
+    both = pl.concat([va, vb])
+    bv, wv, g_plan, t0 = (stats.contrast_variance_components(
+        both[fld].to_numpy(), both["scenario"].to_numpy(), (both["variant"] == a).to_numpy(),
+        (both["scenario"] + "\x1f" + both["variant"] + "\x1f" + both["trial"].cast(pl.String)).to_numpy())
+        if va.height and vb.height else (None, None, 0, 0.0))
+    plan = stats.cluster_power_plan(bv, wv, g_plan, t0, cfg.target_effect, cfg.alpha, cfg.power)
     return {
         "a": a, "b": b, "field": fld, "subset": subset, "judge": judge,
         "mean_a": float(xa.mean()) if xa.size else None, "valid_n_a": int(xa.size),
@@ -221,6 +255,13 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
         "mde_paired": (stats.mde(ps.se_clustered, ps.df_clustered, cfg.alpha, cfg.power)
                        if ps.se_clustered is not None else None),
         "target_effect": cfg.target_effect, "n_needed": n_need,
+        "n_needed_assumes": ("valid n per side (pairs when n_needed_paired) with the extra values as "
+                             "independent as new scenarios at the current design effect; more trials "
+                             "on the same scenarios do not deliver it: see scenarios_needed"),
+        "power_now": plan["power_now"], "scenarios_needed": plan["scenarios_needed"],
+        "trials_per_scenario": t0 or None, "trials_needed": plan["trials_needed"],
+        "trials_ceiling_power": plan["trials_ceiling_power"], "power_statement": plan["statement"],
+        "between_scenario_var": bv, "within_scenario_var": wv,
     }
 
 
@@ -235,7 +276,13 @@ def contrasts(rows: pl.DataFrame, cfg: Config,
     valid n per side (pairs when ``n_needed_paired``) to detect ``target_effect`` (normal
     approximation with pairing correlation and design effect, see :func:`_power_inputs`).
     ``matched``/``unmatched_a``/``unmatched_b`` count units of ``paired_unit``: (scenario,
-    trial, judge) rows, or scenarios when no row has a partner.
+    judge) pairs with trials averaged (``scenario_judge``), (scenario, trial, judge) rows when
+    the config declares ``trials_matched`` (``row``), or scenarios when no unit has a partner.
+    Power in the unit that limits it (:func:`workbench.stats.cluster_power_plan` on the
+    variance components of :func:`workbench.stats.contrast_variance_components`):
+    ``scenarios_needed`` at the current trials per scenario, ``trials_ceiling_power`` (what
+    more trials alone reach at the current scenarios), ``trials_needed`` (None when the
+    ceiling is below ``power``) and ``power_statement`` saying which in one sentence.
     """
     pairs = _variant_pairs(rows, cfg)
     out = []
@@ -256,8 +303,8 @@ def contrasts(rows: pl.DataFrame, cfg: Config,
 def contrast_call(c: dict[str, Any], alpha: float, target: float | None) -> dict[str, Any]:
     """What a contrast shows, as data: ``higher`` (the side whose mean is higher when the
     clustered interval excludes 0, else None), ``holm_significant`` (``p_holm`` < alpha;
-    None without an interval) and ``underpowered`` (``mde`` > the target effect: a tie that is
-    not evidence of equality; None when undefined)."""
+    None without an interval) and ``underpowered`` (``mde`` > the target effect: no clear
+    difference that is not evidence of equality; None when undefined)."""
     lo, hi = c.get("ci_low"), c.get("ci_high")
     if lo is None or hi is None:
         return {"higher": None, "holm_significant": None, "underpowered": None}
@@ -271,13 +318,18 @@ def contrast_call(c: dict[str, Any], alpha: float, target: float | None) -> dict
 
 
 def contrast_confounding(contrasts: list[dict[str, Any]], census: list[dict[str, Any]],
-                         margins: list[dict[str, Any]], cfg: Config) -> None:
+                         margins: list[dict[str, Any]], cfg: Config,
+                         rows: pl.DataFrame | None = None) -> None:
     """Mark, in place, each all-scenario contrast whose sides may not be comparable.
 
     Adds to every contrast record: ``missing_rate_a``/``missing_rate_b`` (the variants'
     census margins: missing / judgments, planned judgments with no row included),
-    ``fisher_p`` (Fisher exact test of those two rates), ``confounded_missing`` (``fisher_p``
-    below ``alpha``), ``judges_a``/``judges_b`` (the judges with judgments of each side) and
+    ``missingness_p`` (with ``rows``: the design-respecting test of those two rates, whole
+    items permuted within scenarios, :func:`workbench.census.design_missingness_test`;
+    ``missingness_method`` names it), ``fisher_p`` (Fisher exact test of the rates as if rows
+    were independent: beside it only, ignores clustering), ``confounded_missing``
+    (``missingness_p`` below ``alpha``; ``fisher_p`` when no rows are given),
+    ``judges_a``/``judges_b`` (the judges with judgments of each side) and
     ``confounded_judges`` (the two sets differ, so judge severity is confounded with the
     variant); ``confounded`` is either. The census is not split by subset, so subset
     contrasts get null in all of them.
@@ -287,8 +339,11 @@ def contrast_confounding(contrasts: list[dict[str, Any]], census: list[dict[str,
     for c in census:
         if c["judgments"]:
             judges.setdefault(str(c["variant"]), set()).add(str(c["judge"]))
-    keys = ("missing_rate_a", "missing_rate_b", "fisher_p", "confounded_missing", "judges_a", "judges_b",
-            "confounded_judges", "confounded")
+    keys = ("missing_rate_a", "missing_rate_b", "fisher_p", "missingness_p", "missingness_method",
+            "confounded_missing", "judges_a", "judges_b", "confounded_judges", "confounded")
+    from . import census as census_mod
+
+    units = census_mod.judgment_units(rows, cfg) if rows is not None else None
     for c in contrasts:
         c.update(dict.fromkeys(keys))
         if c["subset"] is not None or c.get("judge") is not None:
@@ -301,7 +356,15 @@ def contrast_confounding(contrasts: list[dict[str, Any]], census: list[dict[str,
             c["missing_rate_a"], c["missing_rate_b"] = ma["missing_rate"], mb["missing_rate"]
         ja, jb = judges.get(str(c["a"]), set()), judges.get(str(c["b"]), set())
         c["fisher_p"] = p
-        c["confounded_missing"] = p is not None and p < cfg.alpha
+        decide = p
+        if units is not None:
+            res = census_mod.design_missingness_test(
+                units.filter(pl.col("variant").is_in([c["a"], c["b"]])), "variant",
+                stats.derive_seed(cfg.seed, "contrast_confounding", c["a"], c["b"]))
+            c["missingness_p"] = res.p_value
+            c["missingness_method"] = census_mod.METHODS["variant"] if res.method != "undefined" else "undefined"
+            decide = res.p_value
+        c["confounded_missing"] = decide is not None and decide < cfg.alpha
         c["judges_a"], c["judges_b"] = sorted(ja), sorted(jb)
         c["confounded_judges"] = ja != jb
         c["confounded"] = c["confounded_missing"] or c["confounded_judges"]

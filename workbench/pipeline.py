@@ -221,7 +221,7 @@ def run(
     n_pairs = len(pairs) * (1 + len(cfg.subsets))
     stage(f"variant contrasts ({n_pairs} pairs, {pair_info['mode'].replace('_', ' ')})")
     doc["contrasts"] = paired.contrasts(rows, cfg, progress=bar("contrasts", n_pairs))
-    paired.contrast_confounding(doc["contrasts"], doc["census"], doc["census_margins"], cfg)
+    paired.contrast_confounding(doc["contrasts"], doc["census"], doc["census_margins"], cfg, rows)
     doc["ranks"] = ranks.rank_intervals(doc["scorecard"], doc["contrasts"], hl, cfg.alpha)
     # headline check (workbench.check): a published card and/or claims, when given
     from . import check

@@ -23,6 +23,8 @@ from .config import KEY_FIELDS, Config
 #: :func:`scorecard`; these helpers (flag/pass rates, forensic rules) see only rows read.
 CELL_ROW_EXCLUDE = ("blank", "malformed", "duplicate", "missing_planned")
 
+RATE_CI_METHOD = "wilson_design_effect_t"
+
 STATUS_MEASURED, STATUS_INSUFFICIENT, STATUS_NOT_MEASURED = "measured", "insufficient", "not_measured"
 
 
@@ -62,17 +64,25 @@ def evidence_status(valid_n: int, clusters: int, cfg: Config) -> str:
 
 
 def summarize_cell(values: np.ndarray, clusters: np.ndarray, n_rows: int, cfg: Config,
-                   seed_offset: int = 0) -> dict[str, Any]:
+                   key: tuple[Any, ...] = ()) -> dict[str, Any]:
     """One cell's numbers from its valid values (with scenario labels) and its row count.
+
+    The bootstrap seed is derived from the cell's ``key`` (:func:`workbench.stats.derive_seed`),
+    so cells do not share draws.
 
     ``zero_filled_mean`` = sum(valid) / rows; ``lower_bound``/``upper_bound`` = (sum(valid)
     + (rows - valid_n) * min|max) / rows. All null when ``rows`` is 0.
     """
     lo, hi = cfg.value_range
+    # canonical order (scenario, value): float sums do not depend on the order of input lines
+    if values.size:
+        order = np.lexsort((values, clusters.astype(str)))
+        values, clusters = values[order], clusters[order]
     n = int(values.size)
     total = float(values.sum()) if n else 0.0
     missing = n_rows - n
-    cs = stats.cell_summary(values, clusters, cfg.confidence, cfg.resamples, cfg.seed + seed_offset)
+    cs = stats.cell_summary(values, clusters, cfg.confidence, cfg.resamples,
+                            stats.derive_seed(cfg.seed, "cell", *key))
     zero = total / n_rows if n_rows else None
     return {
         "mean": cs.mean,
@@ -116,10 +126,10 @@ def _cells(rows: pl.DataFrame, cfg: Config, by: list[str], subset: str | None) -
         labels = dict(zip(by, key, strict=True))
         n_absent = absent.get(key, 0)
         n_rows = cell_row_count(g) + n_absent
-        for f_i, fld in enumerate(cfg.score_names):
+        for fld in cfg.score_names:
             valid = g.filter(pl.col(fld).is_not_null())
             cell = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(), n_rows, cfg,
-                                  seed_offset=f_i)
+                                  key=(labels["variant"], labels.get("judge"), subset, fld))
             out.append({"variant": labels["variant"], "judge": labels.get("judge"), "subset": subset,
                         "field": fld, **cell, "absent": n_absent})
     return out
@@ -154,7 +164,12 @@ _SCHEMA = {
 
 
 def flag_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
-    """Fabrication-flag rate per variant (and subset) with a Wilson interval.
+    """Fabrication-flag rate per variant (and subset) with a scenario-clustered interval.
+
+    ``ci_low``/``ci_high``: :func:`workbench.stats.clustered_proportion` over per-scenario
+    counts (``ci_method`` ``wilson_design_effect_t``); ``wilson_low``/``wilson_high``: the
+    plain Wilson interval, which treats rows as independent (ignores clustering; beside it,
+    never headlined).
 
     A row is flagged when its flags list is non-empty; the denominator is rows where the
     flags field exists as a list (partial rows keep it; empty objects do not).
@@ -163,15 +178,20 @@ def flag_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     out = []
     for subset in [None, *cfg.subsets]:
         sub = base.filter(subset_filter(cfg, subset))
-        agg = sub.group_by("variant").agg(
-            (pl.col("flags").list.len() > 0).sum().alias("flagged"), pl.len().alias("n")).sort("variant")
-        for variant, flagged, n in agg.iter_rows():
-            lo, hi = stats.wilson_interval(int(flagged), int(n), cfg.confidence)
-            out.append({"variant": variant, "subset": subset, "flagged": int(flagged), "n": int(n),
-                        "rate": flagged / n if n else None, "wilson_low": lo, "wilson_high": hi})
+        agg = sub.group_by("variant", "scenario").agg(
+            (pl.col("flags").list.len() > 0).sum().alias("flagged"), pl.len().alias("n")).sort("variant", "scenario")
+        for (variant,), g in sorted(agg.partition_by(["variant"], as_dict=True).items()):
+            flagged, n = int(g["flagged"].sum()), int(g["n"].sum())
+            lo, hi = stats.wilson_interval(flagged, n, cfg.confidence)
+            clo, chi, _ = stats.clustered_proportion(g["flagged"].to_numpy(), g["n"].to_numpy(), cfg.confidence)
+            out.append({"variant": variant, "subset": subset, "flagged": flagged, "n": n,
+                        "rate": flagged / n if n else None, "ci_low": clo, "ci_high": chi,
+                        "ci_method": RATE_CI_METHOD, "clusters": g.height,
+                        "wilson_low": lo, "wilson_high": hi})
     return pl.DataFrame(out, schema={"variant": pl.String, "subset": pl.String, "flagged": pl.Int64,
-                                     "n": pl.Int64, "rate": pl.Float64, "wilson_low": pl.Float64,
-                                     "wilson_high": pl.Float64})
+                                     "n": pl.Int64, "rate": pl.Float64, "ci_low": pl.Float64,
+                                     "ci_high": pl.Float64, "ci_method": pl.String, "clusters": pl.Int64,
+                                     "wilson_low": pl.Float64, "wilson_high": pl.Float64})
 
 
 def _pass_column(rows: pl.DataFrame, cfg: Config) -> pl.Expr | None:
@@ -183,21 +203,30 @@ def _pass_column(rows: pl.DataFrame, cfg: Config) -> pl.Expr | None:
 
 
 def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
-    """Pass rate per variant (and subset) with a Wilson interval, and pass^k per scenario.
+    """Pass rate per variant (and subset) with a clustered interval, and pass^k.
 
     The outcome is a configured boolean field or ``headline >= pass.threshold``; rows with
     no outcome (no valid score) are not passes and not failures: they are out of ``n``.
-    ``pass_hat_k`` (pass^k) is the share of items, an item being a (scenario, judge) pair,
-    whose ``k`` trials all passed, with ``k`` the largest number of trials with an outcome any
-    item has. Only items with all ``k`` outcomes are in the denominator (``units_with_k``): an
-    item with a missing outcome is neither a pass nor a fail of all k, so it is left out, not
-    counted as failing; ``pass_hat_k`` is null when no item has all k. ``gate_pass`` compares
-    the Wilson lower bound, never the point estimate or pass^k, with ``pass.gate``.
+    ``ci_low``/``ci_high``: :func:`workbench.stats.clustered_proportion` over per-scenario
+    counts (rates vary by scenario; ``wilson_low``/``wilson_high`` treat rows as independent
+    and are kept beside it only). ``gate_pass`` compares ``ci_low``, never the point estimate
+    or pass^k, with ``pass.gate``.
+
+    pass^k (``pass_hat_k``), with ``k`` = ``pass.k`` (null: not computed): an item is a
+    (scenario, judge) pair; an item with c passes among n >= k outcomes contributes the
+    unbiased C(c, k) / C(n, k) (:func:`workbench.stats.pass_hat_k`); ``pass_hat_k`` is their
+    mean over ``units_with_k`` items, with a CR1 clustered t interval over scenarios
+    (``pass_hat_k_ci_low``/``_high``, clipped to [0, 1]). Items with fewer than k outcomes are
+    neither passes nor failures: ``units_short`` counts them and ``units_short_list`` names
+    them (``scenario/judge``).
     """
     expr = _pass_column(rows, cfg)
     schema = {"variant": pl.String, "subset": pl.String, "passes": pl.Int64, "n": pl.Int64,
-              "rate": pl.Float64, "wilson_low": pl.Float64, "wilson_high": pl.Float64,
-              "pass_hat_k": pl.Float64, "k": pl.Int64, "units_with_k": pl.Int64,
+              "rate": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "ci_method": pl.String,
+              "clusters": pl.Int64, "wilson_low": pl.Float64, "wilson_high": pl.Float64,
+              "pass_hat_k": pl.Float64, "pass_hat_k_ci_low": pl.Float64, "pass_hat_k_ci_high": pl.Float64,
+              "k": pl.Int64, "units_with_k": pl.Int64, "units_short": pl.Int64,
+              "units_short_list": pl.List(pl.String),
               "gate_threshold": pl.Float64, "gate_pass": pl.Boolean}
     if expr is None:
         return pl.DataFrame([], schema=schema)
@@ -205,21 +234,43 @@ def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     # nulled for them at ingest, so they are dropped here.
     base = (cell_rows(rows).filter(pl.col("bucket") != "conflict").with_columns(expr.alias("__pass"))
             .filter(pl.col("__pass").is_not_null()))
+    k = cfg.pass_k
     out = []
     for subset in [None, *cfg.subsets]:
         sub = base.filter(subset_filter(cfg, subset))
         for (variant,), g in sorted(sub.partition_by(["variant"], as_dict=True).items()):
             passes, n = int(g["__pass"].sum()), g.height
             lo, hi = stats.wilson_interval(passes, n, cfg.confidence)
-            per = g.group_by("scenario", "judge").agg(pl.col("trial").n_unique().alias("k"),
-                                                      pl.col("__pass").all().alias("all"))
-            k = int(per["k"].max()) if per.height else 0
-            full = per.filter(pl.col("k") == k)
-            phk = float(full["all"].sum()) / full.height if full.height else None
-            gate = None if cfg.pass_gate is None or lo is None else bool(lo >= cfg.pass_gate)
+            per_sc = (g.group_by("scenario").agg(pl.col("__pass").sum().alias("c"), pl.len().alias("n"))
+                      .sort("scenario"))
+            clo, chi, _ = stats.clustered_proportion(per_sc["c"].to_numpy(), per_sc["n"].to_numpy(),
+                                                     cfg.confidence)
+            phk = phk_lo = phk_hi = None
+            with_k = short = 0
+            short_list: list[str] = []
+            if k is not None:
+                per = g.group_by("scenario", "judge").agg(pl.col("__pass").sum().alias("c"),
+                                                          pl.len().alias("n")).sort("scenario", "judge")
+                full = per.filter(pl.col("n") >= k)
+                lacking = per.filter(pl.col("n") < k)
+                short = lacking.height
+                short_list = [f"{s}/{j}" for s, j in lacking.select("scenario", "judge").iter_rows()]
+                with_k = full.height
+                if full.height:
+                    vals = stats.pass_hat_k(full["c"].to_numpy(), full["n"].to_numpy(), k)
+                    phk = float(vals.mean())
+                    sc = full["scenario"].to_numpy()
+                    g_n = len(set(sc.tolist()))
+                    tl, th = stats.t_interval(phk, stats.clustered_se(vals, sc), g_n - 1, cfg.confidence)
+                    if tl is not None:
+                        phk_lo, phk_hi = max(0.0, tl), min(1.0, th)
+            gate = None if cfg.pass_gate is None or clo is None else bool(clo >= cfg.pass_gate)
             out.append({"variant": variant, "subset": subset, "passes": passes, "n": n,
-                        "rate": passes / n if n else None, "wilson_low": lo, "wilson_high": hi,
-                        "pass_hat_k": phk, "k": k, "units_with_k": full.height,
+                        "rate": passes / n if n else None, "ci_low": clo, "ci_high": chi,
+                        "ci_method": RATE_CI_METHOD, "clusters": per_sc.height,
+                        "wilson_low": lo, "wilson_high": hi,
+                        "pass_hat_k": phk, "pass_hat_k_ci_low": phk_lo, "pass_hat_k_ci_high": phk_hi,
+                        "k": k, "units_with_k": with_k, "units_short": short, "units_short_list": short_list,
                         "gate_threshold": cfg.pass_gate, "gate_pass": gate})
     return pl.DataFrame(out, schema=schema)
 
@@ -260,10 +311,11 @@ def consistency(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
 
 def gate(card: pl.DataFrame, cfg: Config, passes: pl.DataFrame | None = None) -> dict[str, Any]:
     """The preregistered gate: every pooled headline cell over all scenarios is ``measured``,
-    and, when ``pass.gate`` is configured, every variant's Wilson lower bound reaches it.
+    and, when ``pass.gate`` is configured, every variant's clustered lower bound (``ci_low``)
+    reaches it.
 
     Returns ``{passed, field, min_valid_n, min_clusters, failing: [{variant, valid_n, rows,
-    clusters, status, why}], pass_gate, pass_failing: [{variant, wilson_low, rate, passes, n,
+    clusters, status, why}], pass_gate, pass_failing: [{variant, ci_low, rate, passes, n,
     why}]}``.
     """
     pooled = card.filter(pl.col("judge").is_null() & pl.col("subset").is_null()
@@ -282,10 +334,11 @@ def gate(card: pl.DataFrame, cfg: Config, passes: pl.DataFrame | None = None) ->
         for r in passes.filter(pl.col("subset").is_null() & (pl.col("gate_pass") != True)).iter_rows(  # noqa: E712
                 named=True):
             pass_failing.append({
-                "variant": r["variant"], "wilson_low": r["wilson_low"], "rate": r["rate"],
+                "variant": r["variant"], "ci_low": r["ci_low"], "rate": r["rate"],
                 "passes": r["passes"], "n": r["n"],
-                "why": f"pass rate lower bound {r['wilson_low']:.3f} < {cfg.pass_gate:g} "
-                       f"({r['passes']}/{r['n']} passed)"})
+                "why": (f"pass rate lower bound {r['ci_low']:.3f} < {cfg.pass_gate:g} "
+                        f"({r['passes']}/{r['n']} passed; scenario-clustered interval)"
+                        if r["ci_low"] is not None else "no pass-rate interval")})
     return {"passed": not failing and not pass_failing, "min_valid_n": cfg.min_valid_n,
             "min_clusters": cfg.min_clusters, "field": cfg.headline, "failing": failing,
             "pass_gate": cfg.pass_gate, "pass_failing": pass_failing}

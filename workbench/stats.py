@@ -59,6 +59,14 @@ __all__ = [
     "contingency_test",
     "fisher_exact_2x2",
     "leave_one_cluster_out_diff",
+    "derive_seed",
+    "clustered_proportion",
+    "block_permutation_test",
+    "sign_flip_test",
+    "power_t",
+    "cluster_power_plan",
+    "pass_hat_k",
+    "contrast_variance_components",
 ]
 
 # Upper bound on the number of integers drawn per bootstrap chunk (memory cap).
@@ -1371,3 +1379,348 @@ def leave_one_cluster_out_diff(
         return None, None
     diffs = (a.sum() - sa[ok]) / ka[ok] - (b.sum() - sb[ok]) / kb[ok]
     return float(diffs.min()), float(diffs.max())
+
+
+# ---------------------------------------------------------------------------
+# Design-respecting methods (scenario clusters, items, seeds per cell)
+# ---------------------------------------------------------------------------
+
+
+def derive_seed(base: int, *key: Any) -> int:
+    """Return a seed for one cell derived from a base seed and the cell's key (an int).
+
+    SHA-256 of the base and the key parts (``repr`` of each, joined by a unit separator),
+    first 8 bytes as an unsigned integer reduced below 2**63.  Two cells with different keys
+    get unrelated bootstrap draws; the same key always gets the same seed.
+    """
+    import hashlib
+
+    text = "\x1f".join([str(int(base)), *(repr(k) for k in key)])
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big") % (2**63)
+
+
+def clustered_proportion(
+    successes: ArrayLike, totals: ArrayLike, confidence: float = 0.95
+) -> tuple[float | None, float | None, float | None]:
+    """Return (low, high, effective n) for a proportion whose trials come in clusters.
+
+    Korn & Graubard (1998), "Confidence intervals for proportions with small expected number
+    of positive counts estimated from survey data", Survey Methodology 24:193-201: the Wilson
+    score interval (:func:`wilson_interval`, continuous n) on the effective sample size
+    ``n_eff = n / deff`` with ``deff = v_CR1 / (p(1 - p) / n)``, ``v_CR1`` the CR1
+    cluster-robust variance of the proportion (:func:`clustered_se` of the 0/1 outcomes,
+    computed here from the per-cluster counts; floored at 1/m, m = n/G, and not truncated at
+    1, which the calibration showed over-covers), and the degrees-of-freedom correction
+    ``n_eff * (z / t_{G-1})^2``.  With p = 0 or 1 the design effect is 1 (no information on
+    it) and only the df correction applies.
+
+    Parameters
+    ----------
+    successes, totals : array_like
+        Per-cluster counts (one entry per scenario), 0 <= successes <= totals.
+    confidence : float
+        Two-sided confidence level in (0, 1).
+
+    Returns
+    -------
+    tuple
+        (low, high) in [0, 1] and the effective n; all None when there are no trials; the
+        plain Wilson interval (n_eff = n) when there is a single cluster (no df left: the
+        caller should treat the interval as unsupported; see ``min_clusters``).
+    """
+    c = _check_confidence(confidence)
+    s = _values(successes, "successes")
+    t = _values(totals, "totals")
+    if s.shape != t.shape or np.any(s < 0) or np.any(s > t):
+        raise ValueError("need 0 <= successes <= totals per cluster, same length")
+    keep = t > 0
+    s, t = s[keep], t[keep]
+    n = float(t.sum())
+    g = int(s.size)
+    if n == 0:
+        return None, None, None
+    x = float(s.sum())
+    p = x / n
+    if g < 2:
+        lo, hi = _wilson_real(x, n, c)
+        return lo, hi, n
+    z = float(_sps.norm.ppf(1.0 - (1.0 - c) / 2.0))
+    tq = float(_sps.t.ppf(1.0 - (1.0 - c) / 2.0, g - 1))
+    deff = 1.0
+    if 0.0 < p < 1.0:
+        resid = s - p * t
+        var_cr1 = g / (g - 1) * float(np.sum(resid * resid)) / (n * n)
+        # not truncated at 1 (truncation over-covered: 99-100 % at 3-5 scenarios in the
+        # calibration); floored at 1/m, m the mean cluster size (ICC >= -1/(m - 1))
+        deff = max(g / n, var_cr1 / (p * (1.0 - p) / n))
+    n_eff = n / deff * (z / tq) ** 2
+    lo, hi = _wilson_real(p * n_eff, n_eff, c)
+    return lo, hi, float(n_eff)
+
+
+def _wilson_real(x: float, n: float, c: float) -> tuple[float, float]:
+    """Wilson interval for a (possibly non-integer) count x of n."""
+    p = x / n
+    z = float(_sps.norm.ppf(1.0 - (1.0 - c) / 2.0))
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2.0 * n)) / denom
+    half = z / denom * math.sqrt(max(p * (1.0 - p) / n + z2 / (4.0 * n * n), 0.0))
+    low = 0.0 if p <= 0.0 else max(0.0, centre - half)
+    high = 1.0 if p >= 1.0 else min(1.0, centre + half)
+    return float(low), float(high)
+
+
+def block_permutation_test(
+    missing: ArrayLike,
+    totals: ArrayLike,
+    labels: ArrayLike,
+    blocks: ArrayLike,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> TestResult:
+    """Permutation test of "the missing rate does not depend on the label", units kept whole.
+
+    Each *unit* (e.g. an item: every judgment of one scenario x variant x trial; or one
+    judge's judgment within an item) carries ``missing`` of ``totals`` judgments and one
+    label (variant, or judge).  The statistic is Pearson's chi-square of the labels x
+    [missing, scored] table of judgments.  Its null distribution permutes the labels among
+    the units *within each block* (scenarios for the variant factor, items for the judge
+    factor), ``resamples`` times: judgments of one unit move together, and a scenario's (or
+    item's) own rate is held fixed, so a failure that hits a whole item, or a scenario that
+    fails more than another, is not mistaken for a label effect (Good 2005, *Permutation,
+    Parametric and Bootstrap Tests of Hypotheses*, ch. 3, restricted randomization).
+    p = (1 + #{stat >= observed (rel. tol. 1e-9)}) / (1 + B).
+
+    Returns
+    -------
+    TestResult
+        statistic (chi-square), p-value, method ``'block_permutation'``; 'undefined' (None,
+        None) when fewer than 2 labels have judgments or no judgment (or every one) is missing.
+    """
+    b = _check_resamples(resamples)
+    m = _values(missing, "missing")
+    t = _values(totals, "totals")
+    if m.shape != t.shape or np.any(m < 0) or np.any(m > t):
+        raise ValueError("need 0 <= missing <= totals per unit, same length")
+    lab, k = _codes(labels, m.size, "labels")
+    blk, _ = _codes(blocks, m.size, "blocks")
+    tot_m, tot_n = float(m.sum()), float(t.sum())
+    per_label = np.bincount(lab, weights=t, minlength=k) if m.size else np.zeros(0)
+    if m.size == 0 or int(np.sum(per_label > 0)) < 2 or tot_m == 0.0 or tot_m == tot_n:
+        return TestResult(None, None, "undefined")
+    p0 = tot_m / tot_n
+
+    def chi2(lab_codes: NDArray[np.intp], width: int) -> NDArray[np.float64]:
+        # lab_codes: (S, U) label codes per unit; returns (S,) chi-square statistics
+        s = lab_codes.shape[0]
+        flat = (np.arange(s)[:, None] * k + lab_codes).ravel()
+        mm = np.bincount(flat, weights=np.tile(m, s), minlength=s * k).reshape(s, k)
+        nn = np.bincount(flat, weights=np.tile(t, s), minlength=s * k).reshape(s, k)
+        em, es = nn * p0, nn * (1.0 - p0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(nn > 0, (mm - em) ** 2 / em + ((nn - mm) - es) ** 2 / es, 0.0)
+        return terms.sum(axis=1)
+
+    obs = float(chi2(lab[None, :], m.size)[0])
+    order = np.argsort(blk, kind="stable")
+    blk_s, lab_s = blk[order], lab[order]
+    m, t = m[order], t[order]
+    rng = np.random.default_rng(seed)
+    exceed = 0
+    tol = 1e-9 * max(1.0, obs)
+    for size in _chunks(b, m.size):
+        keys = blk_s[None, :] + rng.random((size, m.size))
+        perm = np.argsort(keys, axis=1, kind="stable")
+        exceed += int(np.sum(chi2(lab_s[perm], m.size) >= obs - tol))
+    return TestResult(obs, float((1.0 + exceed) / (1.0 + b)), "block_permutation")
+
+
+def sign_flip_test(
+    diffs: ArrayLike, clusters: ArrayLike, resamples: int = 10000, seed: int = 0
+) -> float | None:
+    """Two-sided randomization p-value of "mean difference = 0" flipping whole clusters.
+
+    Under the null each scenario's differences are symmetric about 0, so the sign of every
+    cluster's sum S_g may be flipped (Fisher 1935; cluster sign-flip / wild cluster
+    randomization, Canay, Romano & Shaikh 2017, Econometrica 85:1013-1030).  Statistic
+    |sum_g e_g S_g|; all 2^G sign patterns are enumerated when G <= 12 (exact), otherwise
+    ``resamples`` random patterns plus the observed one.  Note the smallest attainable
+    p-value is 2 / 2^G: with G <= 5 scenarios it cannot reach 0.05.
+
+    Returns
+    -------
+    float or None
+        p-value in (0, 1]; None when G < 2 or every difference is 0.
+    """
+    d = _values(diffs, "diffs")
+    codes, g = _codes(clusters, d.size)
+    if g < 2 or not np.any(d != 0.0):
+        return None
+    sums = np.bincount(codes, weights=d, minlength=g)
+    obs = abs(float(sums.sum()))
+    tol = 1e-9 * max(1.0, obs)
+    if g <= 12:
+        pats = ((np.arange(2**g)[:, None] >> np.arange(g)[None, :]) & 1) * 2.0 - 1.0
+        stat = np.abs(pats @ sums)
+        return float(np.mean(stat >= obs - tol))
+    b = _check_resamples(resamples)
+    rng = np.random.default_rng(seed)
+    exceed = 0
+    for size in _chunks(b, g):
+        pats = rng.integers(0, 2, size=(size, g)) * 2.0 - 1.0
+        exceed += int(np.sum(np.abs(pats @ sums) >= obs - tol))
+    return float((1.0 + exceed) / (1.0 + b))
+
+
+def power_t(effect: float, se: float, df: float, alpha: float = 0.05) -> float:
+    """Power of a two-sided t test of size ``alpha`` when the true effect is ``effect``.
+
+    Noncentral t (``scipy.stats.nct``) with noncentrality effect / se and ``df`` degrees of
+    freedom: P(|T| > t_{1-alpha/2, df}).
+    """
+    if se <= 0:
+        return 1.0 if effect != 0 else alpha
+    crit = float(_sps.t.ppf(1.0 - alpha / 2.0, df))
+    nc = abs(effect) / se
+    return float(_sps.nct.sf(crit, df, nc) + _sps.nct.cdf(-crit, df, nc))
+
+
+def cluster_power_plan(
+    between_var: float | None,
+    within_var: float | None,
+    clusters: int,
+    trials: float,
+    effect: float | None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    max_clusters: int = 100_000,
+) -> dict[str, Any]:
+    """Power in the unit that limits it: scenarios, and what more trials can reach.
+
+    Model for an estimate averaged over G scenario-level contrasts D_g with
+    Var(D_g) = between_var + within_var * T0 / T (``between_var``: variance of the true
+    per-scenario contrast, which no number of trials removes; ``within_var``: the part due
+    to the current ``trials`` T0, which shrinks as 1/T), a two-sided t test with G - 1 df
+    (:func:`power_t`).  Returns
+
+    * ``power_now``: power at the current G and T0;
+    * ``scenarios_needed``: smallest G reaching ``power`` at the current trials (None when
+      even ``max_clusters`` would not);
+    * ``trials_ceiling_power``: power as T -> infinity at the current G (the ceiling that
+      adding trials alone can reach);
+    * ``trials_needed``: trials per scenario x variant reaching ``power`` at the current G,
+      or None when the ceiling is below ``power`` (then more trials cannot get there);
+    * ``statement``: one plain sentence saying which.
+    """
+    out: dict[str, Any] = {"power_now": None, "scenarios_needed": None, "trials_ceiling_power": None,
+                           "trials_needed": None, "statement": None}
+    if (between_var is None or within_var is None or effect is None or effect <= 0
+            or clusters < 2 or trials <= 0):
+        return out
+    bv, wv = max(0.0, float(between_var)), max(0.0, float(within_var))
+
+    def pw(g: int, t: float) -> float:
+        v = bv + (wv * trials / t if math.isfinite(t) else 0.0)
+        return power_t(effect, math.sqrt(v / g), g - 1, alpha)
+
+    out["power_now"] = pw(clusters, trials)
+    lo, hi = 2, 2
+    while pw(hi, trials) < power and hi < max_clusters:
+        lo, hi = hi, min(hi * 2, max_clusters)
+    if pw(hi, trials) >= power:
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if pw(mid, trials) >= power:
+                hi = mid
+            else:
+                lo = mid + 1
+        out["scenarios_needed"] = int(hi)
+    ceiling = pw(clusters, math.inf)
+    out["trials_ceiling_power"] = ceiling
+    if out["power_now"] >= power:
+        out["trials_needed"] = int(math.ceil(trials))
+    elif ceiling >= power:
+        t_lo, t_hi = int(math.ceil(trials)), int(math.ceil(trials))
+        while pw(clusters, t_hi) < power and t_hi < 10**7:
+            t_lo, t_hi = t_hi, t_hi * 2
+        while t_lo < t_hi:
+            mid = (t_lo + t_hi) // 2
+            if pw(clusters, mid) >= power:
+                t_hi = mid
+            else:
+                t_lo = mid + 1
+        out["trials_needed"] = int(t_hi)
+    g_text = (f"{out['scenarios_needed']} scenarios" if out["scenarios_needed"] is not None
+              else f"more than {max_clusters} scenarios")
+    if out["power_now"] >= power:
+        out["statement"] = f"the current {clusters} scenarios already reach {power:.0%} power"
+    elif out["trials_needed"] is not None:
+        out["statement"] = (f"{power:.0%} power needs {g_text} at the current trials, or "
+                            f"{out['trials_needed']} trials per scenario at the current {clusters}")
+    else:
+        out["statement"] = (f"more trials cannot get there: with {clusters} scenarios the ceiling is "
+                            f"{ceiling:.0%} power; you need {g_text}")
+    return out
+
+
+def pass_hat_k(passes: ArrayLike, outcomes: ArrayLike, k: int) -> NDArray[np.float64]:
+    """Per-item unbiased pass^k: C(c, k) / C(n, k) for an item with c passes in n outcomes.
+
+    The probability that k outcomes drawn without replacement from the item's n all pass
+    (Chen et al. 2021, "Evaluating large language models trained on code", the unbiased
+    pass@k estimator's complement form; Yao et al. 2024, tau-bench pass^k).  Items need
+    n >= k (the caller excludes the others); returns one value in [0, 1] per item.
+    """
+    c = np.asarray(passes, dtype=np.int64)
+    n = np.asarray(outcomes, dtype=np.int64)
+    if k < 1 or np.any(n < k) or np.any(c < 0) or np.any(c > n):
+        raise ValueError("need k >= 1 and 0 <= passes <= outcomes, outcomes >= k")
+    num = np.array([math.comb(int(ci), k) for ci in c], dtype=float)
+    den = np.array([math.comb(int(ni), k) for ni in n], dtype=float)
+    return num / den if c.size else np.zeros(0)
+
+
+def contrast_variance_components(
+    values: ArrayLike, scenario: ArrayLike, side_a: ArrayLike, trial_unit: ArrayLike
+) -> tuple[float | None, float | None, int, float]:
+    """Variance components of a scenario-level contrast a - b, for power planning.
+
+    Values are first averaged per trial unit (one rendered output: scenario x variant x trial,
+    judges averaged), then per scenario and side. With D_g = mean_a,g - mean_b,g, the part of
+    Var(D_g) that trials average away is w_g = s2_a,g / T_a,g + s2_b,g / T_b,g (s2: variance of
+    the trial means, ddof 1), and the rest, ``between = max(0, var(D_g) - mean(w_g))``, is the
+    variance of the true per-scenario contrast (method of moments, as in one-way ANOVA).
+    Returns (between, within, G, T0) with ``within = mean(w_g)`` at the current mean trials
+    T0 per side; (None, None, G, T0) when fewer than 2 scenarios have both sides with 2 trials.
+    """
+    x = _values(values)
+    sc, _ = _codes(scenario, x.size, "scenario")
+    a = np.asarray(side_a, dtype=bool)
+    tu, nt = _codes(trial_unit, x.size, "trial_unit")
+    if x.size == 0:
+        return None, None, 0, 0.0
+    # per trial unit: mean, scenario, side
+    s_u = np.bincount(tu, weights=x, minlength=nt)
+    n_u = np.bincount(tu, minlength=nt)
+    m_u = s_u / n_u
+    sc_u = np.zeros(nt, dtype=np.intp)
+    a_u = np.zeros(nt, dtype=bool)
+    sc_u[tu] = sc
+    a_u[tu] = a
+    d, w, trials = [], [], []
+    for g in np.unique(sc_u):
+        ma = m_u[(sc_u == g) & a_u]
+        mb = m_u[(sc_u == g) & ~a_u]
+        if ma.size < 2 or mb.size < 2:
+            continue
+        d.append(ma.mean() - mb.mean())
+        w.append(ma.var(ddof=1) / ma.size + mb.var(ddof=1) / mb.size)
+        trials.append((ma.size + mb.size) / 2.0)
+    g_n = len(d)
+    t0 = float(np.mean(trials)) if trials else 0.0
+    if g_n < 2:
+        return None, None, g_n, t0
+    within = float(np.mean(w))
+    between = max(0.0, float(np.var(d, ddof=1)) - within)
+    return between, within, g_n, t0

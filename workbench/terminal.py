@@ -110,7 +110,8 @@ def colour(text: str, kind: str, stream: Any = None) -> str:
     return f"\033[{code}m{text}\033[0m" if code and use_colour(stream) else text
 
 
-VERDICT_KIND = {"holds": "good", "shrinks": "warn", "tie": "bad", "reverses": "bad", "insufficient": "muted"}
+VERDICT_KIND = {"holds": "good", "shrinks": "warn", "reverses": "bad", "refuted": "bad", "inconclusive": "warn",
+                "equivalent": "neutral", "insufficient": "muted"}
 
 
 def stage_printer(enabled: bool = True) -> Callable[[str], None]:

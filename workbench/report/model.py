@@ -60,8 +60,10 @@ BUCKET_MEANING = {
 VERDICT_CLASS = {
     "holds": "good",
     "shrinks": "warn",
-    "tie": "bad",
     "reverses": "bad",
+    "refuted": "bad",
+    "inconclusive": "warn",
+    "equivalent": "neutral",
     "insufficient": "muted",
 }
 STATUS_CLASS = {"measured": "good", "insufficient": "warn", "not_measured": "muted"}

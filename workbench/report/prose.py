@@ -219,7 +219,7 @@ def _lead_contrasts(r: Report) -> str:
         return "There is only one variant, so there is nothing to contrast."
     verdicts = [(c, *contrast_verdict(c, r.cfg.alpha, r.cfg.target_effect)) for c in cs]
     differ = [f"{c['a']} - {c['b']} = {signed(c['diff'])}" for c, _, k in verdicts if k == "good"]
-    under = sum(1 for _, v, _ in verdicts if v == "tie (underpowered)")
+    under = sum(1 for _, v, _ in verdicts if v == "no clear difference (underpowered)")
     hl = r.headline
     if differ:
         text = (
@@ -236,8 +236,8 @@ def _lead_contrasts(r: Report) -> str:
         )
     if under:
         verb = "is" if under == 1 else "are"
-        ties = _plural(under, "tie")
-        text += f", so {ties} {verb} underpowered rather than evidence of no effect"
+        nulls = _plural(under, "contrast without a clear difference")
+        text += f", so {nulls} {verb} underpowered rather than evidence of no effect"
     return text + "."
 
 
@@ -431,7 +431,8 @@ def _confounded_contrasts(r: Report) -> list[str]:
         if c.get("confounded_missing"):
             rate_flags.append(
                 f"{c['a']} vs {c['b']} ({pct(c['missing_rate_a'])} vs "
-                f"{pct(c['missing_rate_b'])} of judgments missing, Fisher {p_is(c['fisher_p'])})"
+                f"{pct(c['missing_rate_b'])} of judgments missing, whole items permuted within scenarios "
+                f"{p_is(c['missingness_p'] if c.get('missingness_p') is not None else c['fisher_p'])})"
             )
         if c.get("confounded_judges"):
             judge_flags.append(

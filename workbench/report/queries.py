@@ -73,5 +73,5 @@ def contrast_verdict(c: Mapping[str, Any], alpha: float | None = None,
             return f"{c['higher']} higher", "good"
         return f"{c['higher']} higher before Holm only", "warn"
     if c.get("underpowered"):
-        return "tie (underpowered)", "neutral"
-    return "tie", "neutral"
+        return "no clear difference (underpowered)", "neutral"
+    return "no clear difference", "neutral"

@@ -439,12 +439,14 @@ def scorecard_tables(r: Report) -> Html:
             details(
                 "Fabrication flags per variant",
                 table(
-                    ["variant", "flagged / rows with flags", f"rate [{conf} Wilson]"],
+                    ["variant", "flagged / rows with flags", f"rate [{conf} CI, scenario-clustered]",
+                     "plain Wilson (ignores clustering)"],
                     [
                         [
                             f["variant"],
                             f"{f['flagged']}/{f['n']}",
-                            f"{pct(f['rate'])} [{pct(f['wilson_low'])}, {pct(f['wilson_high'])}]",
+                            f"{pct(f['rate'])} [{pct(f['ci_low'])}, {pct(f['ci_high'])}]",
+                            f"[{pct(f['wilson_low'])}, {pct(f['wilson_high'])}]",
                         ]
                         for f in flags
                     ],
@@ -458,13 +460,20 @@ def scorecard_tables(r: Report) -> Html:
             details(
                 "Pass rates per variant",
                 table(
-                    ["variant", "passes / n", f"rate [{conf} Wilson]", "pass^k", "gate"],
+                    ["variant", "passes / n", f"rate [{conf} CI, scenario-clustered]",
+                     "pass^k [clustered CI] (items with k outcomes; fewer: listed)", "gate"],
                     [
                         [
                             p["variant"],
                             f"{p['passes']}/{p['n']}",
-                            f"{pct(p['rate'])} [{pct(p['wilson_low'])}, {pct(p['wilson_high'])}]",
-                            f"{num(p['pass_hat_k'])} (k={p['k']})",
+                            f"{pct(p['rate'])} [{pct(p['ci_low'])}, {pct(p['ci_high'])}]",
+                            ("not computed (set pass.k)" if p["k"] is None else
+                             f"{num(p['pass_hat_k'])} {interval(p['pass_hat_k_ci_low'], p['pass_hat_k_ci_high'])}"
+                             f" (k={p['k']}; {p['units_with_k']} items"
+                             + (f"; {p['units_short']} with fewer outcomes: "
+                                f"{', '.join(p['units_short_list'][:10])}"
+                                + (" ..." if p['units_short'] > 10 else "") if p["units_short"] else "")
+                             + ")"),
                             "-" if p["gate_pass"] is None else str(p["gate_pass"]),
                         ]
                         for p in passes
@@ -646,9 +655,11 @@ def offsets_tables(r: Report) -> Html:
         "scope",
         "shared items",
         "only a / only b",
-        "mean a - b [bootstrap CI]",
-        "paired t CI",
-        "Wilcoxon p",
+        "mean a - b [clustered t CI]",
+        "p (clustered t) / sign-flip p",
+        "cluster bootstrap CI (beside)",
+        "paired t CI (ignores clustering)",
+        "Wilcoxon p (ignores clustering)",
         "exact / within 1",
         "kappa",
         "alpha",
@@ -671,6 +682,8 @@ def offsets_tables(r: Report) -> Html:
                 f"{signed(o['mean_diff'])} {interval(o['ci_low'], o['ci_high'], sign=True)}",
                 cls="wb-mono",
             ),
+            f"{pval(o.get('p'))} / {pval(o.get('p_sign_flip'))}",
+            interval(o.get("boot_low"), o.get("boot_high"), sign=True),
             interval(o["t_ci_low"], o["t_ci_high"], sign=True),
             pval(o["wilcoxon_p"]),
             f"{pct(o['exact_agreement'])} / {pct(o['within_one'])}",
@@ -685,7 +698,7 @@ def offsets_tables(r: Report) -> Html:
         table(
             head,
             [row(o) for o in pooled],
-            numeric=range(2, 11),
+            numeric=range(2, 13),
             caption="kappa = quadratic-weighted Cohen's kappa; alpha = Krippendorff's alpha "
             "(interval); only a / "
             "only b = items just one judge scored validly, left out of the offset.",
@@ -695,7 +708,7 @@ def offsets_tables(r: Report) -> Html:
         parts.append(
             details(
                 "Per variant and per subset",
-                table(head, [row(o) for o in rest], numeric=range(2, 11)),
+                table(head, [row(o) for o in rest], numeric=range(2, 13)),
             )
         )
     return join(parts)
@@ -713,9 +726,16 @@ def contrasts_table(r: Report) -> Html:
         "leave one scenario out",
         "p (Holm)",
         "MDE",
-        "n needed per side",
+        "n needed per side (assumes new scenarios)",
+        "scenarios needed / power",
         "verdict",
     ]
+
+    def power_cell(c: Mapping[str, Any]) -> Any:
+        if c.get("power_statement") is None:
+            return "-"
+        sn = c.get("scenarios_needed")
+        return join([Html(f"{sn if sn is not None else '-'} "), tag("span", c["power_statement"], cls="wb-muted")])
 
     def row(c: Mapping[str, Any]) -> list[Any]:
         label, kind = contrast_verdict(c, cfg.alpha, cfg.target_effect)
@@ -734,6 +754,7 @@ def contrasts_table(r: Report) -> Html:
             pval(c.get("p_holm")),
             num(c["mde"]),
             "-" if c.get("n_needed") is None else c["n_needed"],
+            power_cell(c),
             badge(label, kind),
         ]
 
@@ -747,9 +768,13 @@ def contrasts_table(r: Report) -> Html:
             numeric=[1, 3, 4, 5, 6, 7],
             caption="Difference of valid means with a clustered interval (scenarios as clusters); "
             "paired on "
-            f"matched (scenario, trial, judge) rows. MDE = the difference detectable with "
+            + ("matched (scenario, trial, judge) rows (trials declared matched)" if cfg.trials_matched
+               else "matched (scenario, judge) units, trials averaged")
+            + f". MDE = the difference detectable with "
             f"{cfg.power:.0%} power at alpha {cfg.alpha:g}; n needed = valid rows per side for the "
-            f"target effect {cfg.target_effect:g}.",
+            f"target effect {cfg.target_effect:g} if the extra rows were as independent as new "
+            "scenarios; scenarios needed = the unit that limits power (more trials on the same "
+            "scenarios cannot exceed the ceiling stated beside it).",
         )
     ]
     for subset in cfg.subsets:

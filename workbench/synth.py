@@ -1,0 +1,494 @@
+"""Planted-truth simulator: judge rows drawn from a declared generating model.
+
+``workbench synth --out DIR [--seed N] [--scenario NAME] [--config FILE]`` writes
+``judge_rows.jsonl`` (default format), ``plan.csv``, ``config.yaml`` (the analysis config the
+scenario is meant to be run with), ``truth.json`` (every true cell mean, judge offset, variant
+contrast and missing rate), and, when the model asks for them, ``published_scorecard.csv``
+and ``claims.yaml``. Same model and seed, same bytes.
+
+Generating model (every knob is a field of :class:`Model`; docs/synth.md lists them)::
+
+    latent[s, v, t, j] = mu + variant_effect[v] + scenario[s] + variant_by_scenario[s, v]
+                         + judge_offset[j] + judge_by_scenario[s, j] + item[s, v, t] + noise
+    score = clip(round(latent), rubric_min, rubric_max)
+
+with scenario ~ N(0, scenario_sd), variant_by_scenario ~ N(0, variant_scenario_sd),
+judge_by_scenario ~ N(0, judge_offset_sd) (a judge offset that varies by scenario), item ~
+N(0, item_sd) (the rendered output both judges read), noise ~ N(0, noise_sd). Missingness acts
+per row (``missing_rates[judge][variant]``), per whole item (``item_failure_rate``: every
+judge of one scenario x variant x trial loses its score, a failed render) and can depend on
+the true score (``mnar_ratio``: rows whose score is below ``mnar_below`` miss ``mnar_ratio``
+times as often: missing not at random). A missing row is written without its headline
+(``partial``) or, with probability ``empty_share``, as an empty object with only its keys.
+
+The vectorised core, :func:`draw`, returns score and validity arrays of shape
+(sets, scenarios, variants, trials, judges); the calibration suite draws hundreds of data sets
+in one call. :func:`truth` computes the true values exactly (normal CDF of every rounding
+interval), with no simulation.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from scipy import stats as _sps
+
+from .errors import ConfigError, WorkbenchError
+
+SUBSCORES: tuple[str, ...] = ("correctness", "completeness", "depth", "citations", "honesty")
+SUBSCORE_SD = 0.7
+
+
+@dataclass(frozen=True)
+class Model:
+    """The generating model. Effects are in rubric points on the latent scale."""
+
+    scenarios: int = 9
+    variants: tuple[str, ...] = ("baseline", "treatment")
+    variant_effects: tuple[float, ...] = (0.0, 0.0)
+    judges: tuple[str, ...] = ("judge-a", "judge-b")
+    judge_offsets: tuple[float, ...] = (0.0, 0.0)
+    judge_offset_sd: float = 0.0
+    trials: int = 3
+    mu: float = 6.0
+    scenario_sd: float = 1.0
+    variant_scenario_sd: float = 0.0
+    item_sd: float = 0.6
+    noise_sd: float = 0.8
+    rubric_min: int = 1
+    rubric_max: int = 10
+    #: row-level missing rate per judge, per variant: ``{judge: {variant: rate}}`` (or a
+    #: number for every cell); 0 when absent
+    missing_rates: Any = 0.0
+    item_failure_rate: float = 0.0
+    #: sd of a scenario effect on the logit of every row-level missing rate (rates that vary
+    #: by scenario: some scenarios are harder to render or to judge)
+    missing_scenario_sd: float = 0.0
+    mnar_ratio: float = 1.0
+    mnar_below: float = 5.0
+    empty_share: float = 0.0
+    malformed_lines: int = 0
+    duplicates: int = 0
+    conflicts: int = 0
+    absent_planned: int = 0
+    #: published scorecard: None (none), "valid_mean" or "zero_filled" (the silent-zero reducer)
+    published: str | None = None
+    #: claims: None, "observed" (the printed card's differences), or "zero" ("no difference")
+    claims: str | None = None
+    #: analysis config written beside the rows (a mapping of workbench config keys)
+    analysis_config: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.scenarios < 1 or self.trials < 1:
+            problems.append("scenarios and trials must be >= 1")
+        if len(self.variant_effects) != len(self.variants):
+            problems.append("variant_effects needs one value per variant")
+        if len(self.judge_offsets) != len(self.judges):
+            problems.append("judge_offsets needs one value per judge")
+        if len(set(self.variants)) != len(self.variants) or len(set(self.judges)) != len(self.judges):
+            problems.append("variant and judge names must be distinct")
+        for name in ("missing_scenario_sd", "judge_offset_sd", "scenario_sd", "variant_scenario_sd",
+                     "item_sd", "noise_sd"):
+            if getattr(self, name) < 0:
+                problems.append(f"{name} must be >= 0")
+        for name in ("item_failure_rate", "empty_share"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                problems.append(f"{name} must be in [0, 1]")
+        if self.mnar_ratio < 0:
+            problems.append("mnar_ratio must be >= 0")
+        if self.rubric_min >= self.rubric_max:
+            problems.append("rubric_min must be below rubric_max")
+        if self.published not in (None, "valid_mean", "zero_filled"):
+            problems.append("published must be null, valid_mean or zero_filled")
+        if self.claims not in (None, "observed", "zero"):
+            problems.append("claims must be null, observed or zero")
+        try:
+            rates = self.rate_matrix()
+            if np.any(rates < 0) or np.any(rates > 1):
+                problems.append("missing_rates must be in [0, 1]")
+        except (TypeError, ValueError, KeyError) as exc:
+            problems.append(f"missing_rates: {exc}")
+        if problems:
+            raise ConfigError("synth model: " + "; ".join(problems))
+
+    def rate_matrix(self) -> np.ndarray:
+        """Row-level missing rate per (variant, judge), shape (V, J)."""
+        r = self.missing_rates
+        out = np.zeros((len(self.variants), len(self.judges)))
+        if isinstance(r, int | float) and not isinstance(r, bool):
+            out[:] = float(r)
+            return out
+        if not isinstance(r, dict):
+            raise TypeError("expected a number or {judge: {variant: rate}}")
+        for j, judge in enumerate(self.judges):
+            spec = r.get(judge, 0.0)
+            if isinstance(spec, int | float) and not isinstance(spec, bool):
+                out[:, j] = float(spec)
+                continue
+            if not isinstance(spec, dict):
+                raise TypeError(f"{judge}: expected a number or {{variant: rate}}")
+            unknown = set(spec) - set(self.variants)
+            if unknown:
+                raise KeyError(f"{judge}: unknown variant(s) {sorted(unknown)}")
+            for v, variant in enumerate(self.variants):
+                out[v, j] = float(spec.get(variant, 0.0))
+        unknown = set(r) - set(self.judges)
+        if unknown:
+            raise KeyError(f"unknown judge(s) {sorted(unknown)}")
+        return out
+
+    @property
+    def scenario_names(self) -> list[str]:
+        width = len(str(self.scenarios))
+        return [f"s{i + 1:0{width}d}" for i in range(self.scenarios)]
+
+
+def model_from_mapping(data: dict[str, Any], base: Model | None = None) -> Model:
+    """A :class:`Model` from YAML-style data (the knobs at top level or under ``synth:``)."""
+    if "synth" in data and isinstance(data["synth"], dict):
+        data = data["synth"]
+    known = {f.name for f in fields(Model)}
+    unknown = set(data) - known
+    if unknown:
+        raise ConfigError(f"synth config: unknown knob(s) {', '.join(sorted(unknown))}; "
+                          f"known: {', '.join(sorted(known))}")
+    kw = {}
+    for k, v in data.items():
+        kw[k] = tuple(v) if isinstance(v, list) else v
+    try:
+        return replace(base or Model(), **kw)
+    except TypeError as exc:
+        raise ConfigError(f"synth config: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- core draw
+
+
+def draw(model: Model, rng: np.random.Generator, sets: int = 1) -> dict[str, np.ndarray]:
+    """Draw ``sets`` data sets at once.
+
+    Returns arrays of shape (sets, G, V, T, J): ``score`` (int, the score the judge gave;
+    meaningful only where ``valid``), ``valid`` (bool), ``item_failed`` (bool: the whole item
+    lost its scores); and ``latent`` (float).
+    """
+    r, g, v, t, j = sets, model.scenarios, len(model.variants), model.trials, len(model.judges)
+    shape = (r, g, v, t, j)
+    ve = np.asarray(model.variant_effects, dtype=float)[None, None, :, None, None]
+    jo = np.asarray(model.judge_offsets, dtype=float)[None, None, None, None, :]
+    lat = (model.mu + ve + jo
+           + rng.normal(0.0, 1.0, (r, g, 1, 1, 1)) * model.scenario_sd
+           + rng.normal(0.0, 1.0, (r, g, v, 1, 1)) * model.variant_scenario_sd
+           + rng.normal(0.0, 1.0, (r, g, 1, 1, j)) * model.judge_offset_sd
+           + rng.normal(0.0, 1.0, (r, g, v, t, 1)) * model.item_sd
+           + rng.normal(0.0, 1.0, shape) * model.noise_sd)
+    score = np.clip(np.rint(lat), model.rubric_min, model.rubric_max).astype(np.int64)
+    rate = model.rate_matrix()[None, None, :, None, :]
+    if model.missing_scenario_sd > 0:
+        rate = _shift_logit(rate, rng.normal(0.0, model.missing_scenario_sd, (r, g, 1, 1, 1)))
+    rate = np.where(score < model.mnar_below, np.minimum(1.0, rate * model.mnar_ratio), rate)
+    row_missing = rng.random(shape) < rate
+    item_failed = np.broadcast_to(rng.random((r, g, v, t, 1)) < model.item_failure_rate, shape)
+    valid = ~(row_missing | item_failed)
+    return {"score": score, "valid": valid, "item_failed": np.array(item_failed), "latent": lat}
+
+
+# --------------------------------------------------------------------------- truth
+
+
+def _shift_logit(rate: np.ndarray, shift: np.ndarray | float) -> np.ndarray:
+    """logistic(logit(rate) + shift), with rates of exactly 0 or 1 left as they are."""
+    r = np.asarray(rate, dtype=float)
+    with np.errstate(divide="ignore"):
+        lg = np.log(r) - np.log1p(-r)
+    out = 1.0 / (1.0 + np.exp(-(lg + shift)))
+    return np.where((r <= 0) | (r >= 1), r, out)
+
+
+def _marginal_rate(rate: float, sd: float) -> float:
+    """E[logistic(logit(rate) + N(0, sd^2))] by 64-point Gauss-Hermite quadrature."""
+    if sd == 0 or rate <= 0 or rate >= 1:
+        return float(rate)
+    x, w = np.polynomial.hermite_e.hermegauss(64)
+    return float(np.sum(w * _shift_logit(np.array(rate), sd * x)) / np.sum(w))
+
+
+def _score_probs(mean: float, sd: float, lo: int, hi: int) -> np.ndarray:
+    """P(clip(round(N(mean, sd^2))) == k) for k = lo..hi (round half to even is a null set)."""
+    ks = np.arange(lo, hi + 1, dtype=float)
+    if sd == 0:
+        k = min(max(round(mean), lo), hi)
+        return (ks == k).astype(float)
+    upper = np.where(ks == hi, np.inf, ks + 0.5)
+    lower = np.where(ks == lo, -np.inf, ks - 0.5)
+    return _sps.norm.cdf((upper - mean) / sd) - _sps.norm.cdf((lower - mean) / sd)
+
+
+def truth(model: Model) -> dict[str, Any]:
+    """The true values of every estimand the workbench reports, computed exactly.
+
+    Means are over the population of scenarios (what a clustered interval targets): the
+    score of one judgment is clip(round(L)) with L normal, mean mu + variant effect + judge
+    offset and variance the sum of the model's variances. ``missing_rates`` are the marginal
+    probabilities that a judgment has no headline (row, item and score-dependent parts).
+    """
+    sd = math.sqrt(model.scenario_sd**2 + model.variant_scenario_sd**2 + model.judge_offset_sd**2
+                   + model.item_sd**2 + model.noise_sd**2)
+    lo, hi = model.rubric_min, model.rubric_max
+    ks = np.arange(lo, hi + 1, dtype=float)
+    rates = model.rate_matrix()
+    cells = []
+    mean = {}
+    miss = {}
+    for vi, variant in enumerate(model.variants):
+        for ji, judge in enumerate(model.judges):
+            p = _score_probs(model.mu + model.variant_effects[vi] + model.judge_offsets[ji], sd, lo, hi)
+            m = float(np.sum(ks * p))
+            base_rate = rates[vi, ji]
+            if model.mnar_ratio == 1.0:
+                base_rate = _marginal_rate(base_rate, model.missing_scenario_sd)
+            row_rate = np.where(ks < model.mnar_below, np.minimum(1.0, base_rate * model.mnar_ratio),
+                                base_rate)
+            r_row = float(np.sum(p * row_rate))
+            r = 1.0 - (1.0 - model.item_failure_rate) * (1.0 - r_row)
+            # mean of the scores that are kept (differs from m only when missingness depends on them)
+            keep = p * (1.0 - row_rate)
+            valid_mean = float(np.sum(ks * keep) / keep.sum()) if keep.sum() > 0 else None
+            mean[(variant, judge)] = m
+            miss[(variant, judge)] = r
+            cells.append({"variant": variant, "judge": judge, "mean": m, "valid_mean": valid_mean,
+                          "missing_rate": r})
+    pooled = [{"variant": variant, "mean": float(np.mean([mean[(variant, j)] for j in model.judges])),
+               "missing_rate": float(np.mean([miss[(variant, j)] for j in model.judges]))}
+              for variant in model.variants]
+    pm = {c["variant"]: c["mean"] for c in pooled}
+    offsets = []
+    for a_i, ja in enumerate(model.judges):
+        for jb in model.judges[a_i + 1:]:
+            pair = sorted([ja, jb])
+            offsets.append({"judge_a": pair[0], "judge_b": pair[1], "variant": None,
+                            "offset": float(np.mean([mean[(v, pair[0])] - mean[(v, pair[1])]
+                                                     for v in model.variants]))})
+            for variant in model.variants:
+                offsets.append({"judge_a": pair[0], "judge_b": pair[1], "variant": variant,
+                                "offset": mean[(variant, pair[0])] - mean[(variant, pair[1])]})
+    contrasts = []
+    for a_i, a in enumerate(model.variants):
+        for b in model.variants[a_i + 1:]:
+            x, y = sorted([a, b])
+            contrasts.append({"a": x, "b": y, "diff": pm[x] - pm[y],
+                              "latent_diff": (model.variant_effects[model.variants.index(x)]
+                                              - model.variant_effects[model.variants.index(y)])})
+    return {"model": _model_dict(model), "score_sd_latent": sd, "cells": cells, "pooled": pooled,
+            "judge_offsets": offsets, "contrasts": contrasts}
+
+
+def _model_dict(model: Model) -> dict[str, Any]:
+    d = asdict(model)
+    for k, v in d.items():
+        if isinstance(v, tuple):
+            d[k] = list(v)
+    return d
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _fmt_mean(num: int, den: int) -> str:
+    """num/den printed with 2 decimals, half up, from exact integers (no float rounding)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return str((Decimal(num) / Decimal(den)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def write(model: Model, out: str | Path, seed: int = 0) -> dict[str, Path]:
+    """Draw one data set from ``model`` with ``seed`` and write every file into ``out``."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WorkbenchError(f"{out}: cannot create output directory: {exc.strerror or exc}") from exc
+    rng = np.random.default_rng(seed)
+    d = draw(model, rng, 1)
+    score, valid = d["score"][0], d["valid"][0]
+    lat = d["latent"][0]
+    g_n, v_n, t_n, j_n = score.shape
+    names = model.scenario_names
+    sub_noise = rng.normal(0.0, SUBSCORE_SD, (*score.shape, len(SUBSCORES)))
+    empty = rng.random(score.shape) < model.empty_share
+    keys = [(gi, vi, ti, ji) for gi in range(g_n) for vi in range(v_n) for ti in range(t_n) for ji in range(j_n)]
+    absent = set()
+    if model.absent_planned:
+        pick = rng.choice(len(keys), size=min(model.absent_planned, len(keys)), replace=False)
+        absent = {keys[i] for i in sorted(pick.tolist())}
+    lines: list[str] = []
+    records: dict[tuple[int, int, int, int], dict[str, Any]] = {}
+    for key in keys:
+        gi, vi, ti, ji = key
+        rec: dict[str, Any] = {"scenario": names[gi], "variant": model.variants[vi], "trial": ti + 1,
+                               "judge": model.judges[ji]}
+        if valid[key] or not empty[key]:
+            for s_i, s in enumerate(SUBSCORES):
+                rec[s] = int(np.clip(np.rint(lat[key] + sub_noise[(*key, s_i)]), model.rubric_min,
+                                     model.rubric_max))
+            if valid[key]:
+                rec["overall"] = int(score[key])
+            rec["fabrication_flags"] = []
+            rec["verdict"] = "synthetic"
+        records[key] = rec
+        if key not in absent:
+            lines.append(json.dumps(rec))
+    # ledger pathologies, placed at seeded positions
+    extra_rng = np.random.default_rng([seed, 1])
+    present = [k for k in keys if k not in absent]
+    for _ in range(model.duplicates):
+        k = present[int(extra_rng.integers(len(present)))]
+        lines.append(json.dumps(records[k]))
+    used: set[tuple[int, int, int, int]] = set()
+    conflict_lines: list[tuple[tuple[int, int, int, int], dict[str, Any]]] = []
+    for _ in range(model.conflicts):
+        cand = [k for k in present if "overall" in records[k] and k not in used]
+        if not cand:
+            break
+        k = cand[int(extra_rng.integers(len(cand)))]
+        used.add(k)
+        rec = dict(records[k])
+        rec["overall"] = int(model.rubric_min if rec["overall"] != model.rubric_min else model.rubric_max)
+        lines.append(json.dumps(rec))
+        conflict_lines.append((k, rec))
+    for i in range(model.malformed_lines):
+        lines.append('{"scenario": "' + names[i % g_n] + '", "variant": ')
+    (out / "judge_rows.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    paths = {"rows": out / "judge_rows.jsonl"}
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["scenario", "variant", "trial", "judge"])
+    for gi, vi, ti, ji in keys:
+        w.writerow([names[gi], model.variants[vi], ti + 1, model.judges[ji]])
+    (out / "plan.csv").write_text(buf.getvalue(), encoding="utf-8")
+    paths["plan"] = out / "plan.csv"
+
+    tr = truth(model)
+    tr["seed"] = int(seed)
+    tr["files"] = {"rows": "judge_rows.jsonl", "plan": "plan.csv"}
+    tr["planted"] = {"absent_planned": len(absent), "duplicates": model.duplicates,
+                     "conflicts": len(used), "malformed_lines": model.malformed_lines}
+
+    # printed card: per variant over the lines as a naive reducer reads them (an exact
+    # duplicate once, a conflicting re-judgment with each of its lines)
+    card = {}
+    as_read = [(k, records[k]) for k in present] + conflict_lines
+    for vi, variant in enumerate(model.variants):
+        ks = [k for k, _ in as_read if k[1] == vi]
+        vals = [rec["overall"] for k, rec in as_read if k[1] == vi and "overall" in rec]
+        if model.published == "zero_filled":
+            card[variant] = (sum(vals), len(ks))
+        else:
+            card[variant] = (sum(vals), len(vals))
+    if model.published is not None:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["variant", "overall"])
+        for variant in model.variants:
+            s, n = card[variant]
+            w.writerow([variant, _fmt_mean(s, n) if n else ""])
+        (out / "published_scorecard.csv").write_text(buf.getvalue(), encoding="utf-8")
+        paths["published"] = out / "published_scorecard.csv"
+        tr["files"]["published"] = "published_scorecard.csv"
+        tr["published_rule"] = model.published
+    if model.claims is not None and len(model.variants) >= 2:
+        claims = []
+        base = model.variants[0]
+        for variant in model.variants[1:]:
+            if model.claims == "zero":
+                claimed = 0.0
+                name = f"{variant} is no different from {base}"
+            else:
+                sa, na = card[variant]
+                sb, nb = card[base]
+                claimed = float(_fmt_mean(sa, na)) - float(_fmt_mean(sb, nb)) if na and nb else 0.0
+                claimed = round(claimed, 2)
+                name = f"{variant} beats {base}" if claimed >= 0 else f"{base} beats {variant}"
+            claims.append({"name": name, "field": "overall", "a": variant, "b": base, "claimed": claimed})
+        (out / "claims.yaml").write_text(yaml.safe_dump(claims, sort_keys=False), encoding="utf-8")
+        paths["claims"] = out / "claims.yaml"
+        tr["files"]["claims"] = "claims.yaml"
+    cfg = {"rubric": {"min": model.rubric_min, "max": model.rubric_max}, **model.analysis_config}
+    (out / "config.yaml").write_text(
+        "# Analysis config written by `workbench synth` for this data set\n"
+        + yaml.safe_dump(cfg, sort_keys=True), encoding="utf-8")
+    paths["config"] = out / "config.yaml"
+    tr["files"]["config"] = "config.yaml"
+    (out / "truth.json").write_text(json.dumps(tr, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    paths["truth"] = out / "truth.json"
+    return paths
+
+
+# --------------------------------------------------------------------------- built-in scenarios
+
+SCENARIOS: dict[str, Model] = {
+    # complete data, no judge offset, a real variant effect
+    "clean": Model(
+        scenarios=9, variants=("baseline", "improved"), variant_effects=(0.0, 1.2),
+        judges=("judge-a", "judge-b"), judge_offsets=(0.0, 0.0), trials=3, mu=5.5,
+        published="valid_mean", claims="observed",
+        analysis_config={"min_valid_n": 20, "min_clusters": 3,
+                         "pass": {"threshold": 5, "gate": 0.2, "k": 3}},
+    ),
+    # the post-mortem: judge-dependent missingness varying by variant, a zero-filled card and
+    # a headline built on it; the preregistered minimum sits above the worst cell
+    "silent_zero": Model(
+        scenarios=12, variants=("stepwise", "single_pass", "freeform"), variant_effects=(0.0, 0.1, -0.1),
+        judges=("claude", "glm"), judge_offsets=(0.0, 0.1), trials=3, mu=8.0, scenario_sd=0.6,
+        missing_rates={"claude": {"stepwise": 0.30, "single_pass": 0.18, "freeform": 0.24},
+                       "glm": {"stepwise": 0.14, "single_pass": 0.08, "freeform": 0.11}},
+        empty_share=0.3, malformed_lines=2, duplicates=3, absent_planned=4,
+        published="zero_filled", claims="observed",
+        analysis_config={"min_valid_n": 60, "min_clusters": 3},
+    ),
+    # MCAR whole-item failures (failed renders) and no effects at all
+    "item_failures": Model(
+        scenarios=9, variants=("baseline", "treatment"), variant_effects=(0.0, 0.0),
+        judges=("judge-a", "judge-b"), judge_offsets=(0.0, 0.0), trials=3, mu=6.0,
+        item_failure_rate=0.2, claims="zero",
+        analysis_config={"min_valid_n": 10, "min_clusters": 3, "equivalence_margin": 1.0},
+    ),
+}
+
+
+def scenario(name: str) -> Model:
+    """A built-in scenario's model by name."""
+    if name not in SCENARIOS:
+        raise ConfigError(f"unknown synth scenario {name!r}; built in: {', '.join(SCENARIOS)}")
+    return SCENARIOS[name]
+
+
+def load_model(path: str | None, scenario_name: str | None) -> Model:
+    """The model for ``workbench synth``: a built-in scenario, then a YAML file's knobs."""
+    base = scenario(scenario_name) if scenario_name else Model()
+    if path is None:
+        return base
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{path}: synth config file not found")
+    try:
+        data = yaml.safe_load(p.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read synth config: {str(exc).splitlines()[0]}") from exc
+    if data is None:
+        return base
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of synth knobs")
+    try:
+        return model_from_mapping(data, base)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
