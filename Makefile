@@ -6,21 +6,39 @@ VENV := .venv
 BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime-installed
 STAMP := $(VENV)/.installed
+# The installer: uv (pinned in requirements-uv.lock, itself installed with pip) unless
+# INSTALLER=pip, or when uv cannot be installed. Either way the lock files are the only
+# source of versions: `uv pip install -r requirements.lock` installs exactly those pins.
+INSTALLER ?= uv
 
 .PHONY: report test bench bench-scale bench-smoke lint example golden clean selftest calibrate
 
+# install(lock files): uv when it is (or can be put) in the venv, else pip; pip also when uv
+# fails. uv reads no pip.conf: point it at a mirror with UV_INDEX_URL / UV_EXTRA_INDEX_URL.
+define install
+	@if [ "$(INSTALLER)" = uv ] && { [ -x $(BIN)/uv ] || $(BIN)/python -m pip install --quiet \
+	    --disable-pip-version-check -r requirements-uv.lock; }; then \
+	  $(BIN)/uv pip install --python $(BIN)/python $(1) || { \
+	    echo "make: uv could not install the lock files; trying pip"; \
+	    $(BIN)/python -m pip install --progress-bar on $(1); }; \
+	else \
+	  echo "make: installing with pip (INSTALLER=$(INSTALLER), or uv could not be installed; slower)"; \
+	  $(BIN)/python -m pip install --progress-bar on $(1); \
+	fi
+endef
+
 # The runtime only (requirements.lock): what `make report` needs.
-$(RUNTIME): requirements.lock pyproject.toml
+$(RUNTIME): requirements.lock requirements-uv.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "make: installing the runtime: $$(grep -c '==' requirements.lock) pinned packages from requirements.lock into $(VENV)"
-	$(BIN)/python -m pip install --progress-bar on -r requirements.lock
+	$(call install,-r requirements.lock)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $@
 
 # Test, lint and browser tooling on top (requirements-dev.lock): what `make test` needs.
 $(STAMP): $(RUNTIME) requirements-dev.lock
 	@echo "make: installing the test tooling: $$(grep -c '==' requirements-dev.lock) pinned packages from requirements-dev.lock"
-	$(BIN)/python -m pip install --quiet -r requirements.lock -r requirements-dev.lock
+	$(call install,-r requirements.lock -r requirements-dev.lock)
 	@touch $@
 
 report: $(RUNTIME)

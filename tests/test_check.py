@@ -315,7 +315,7 @@ def test_null_effect_with_large_zero_filled_headline_is_refuted(tmp_path: Path) 
     assert rec["recomputed"] == pytest.approx(diff, abs=1e-12)
     assert rec["zero_filled"] == pytest.approx(za - zb, abs=1e-12)
     assert f"the zero-filled difference {za - zb:.2f} reproduces the claim" in rec["notes"]
-    assert "b: 27 of 54 rows have no valid overall" in rec["notes"]
+    assert "b: 27 of 54 judgments have no valid overall" in rec["notes"]
     # bounds: b's 27 missing rows anywhere in 1..10 (a has none missing)
     sa = sum(r["overall"] for r in pick(rows, "A"))
     sb = sum(r["overall"] for r in pick(rows, "B") if usable(r, "overall"))
@@ -328,7 +328,8 @@ def test_null_effect_with_large_zero_filled_headline_is_refuted(tmp_path: Path) 
     assert rec["missingness_method"] == "item_permutation_within_scenario"
     assert rec["missingness_p"] < 0.05
     assert rec["confounded"] is True
-    assert any(n.startswith("missing rates differ: 0% vs 50% (whole items permuted within scenarios")
+    assert any(n.startswith("missing rates differ: 0% of 54 judgments vs 50% of 54 "
+                            "(whole items permuted within scenarios")
                for n in rec["notes"])
     # the same interval against a claim inside it: inconclusive; with a margin: equivalent
     inside = round((lo + hi) / 2, 2) if lo < round((lo + hi) / 2, 2) < hi else 0.0
@@ -342,7 +343,7 @@ def test_null_effect_with_large_zero_filled_headline_is_refuted(tmp_path: Path) 
     # the report reads the reasons as data, not by matching sentences
     assert (rec["confounded_missing"], rec["confounded_judges"]) == (True, False)
     assert len(rec["confounding_notes"]) == 1
-    assert rec["confounding_notes"][0].startswith("missing rates differ: 0% vs 50%")
+    assert rec["confounding_notes"][0].startswith("missing rates differ: 0% of 54 judgments vs 50% of 54")
 
 
 def test_reversal_reverses(tmp_path: Path) -> None:
@@ -396,8 +397,8 @@ def test_confounding_by_judge_assignment(tmp_path: Path) -> None:
     note = next(n for n in rec["notes"] if n.startswith("different judges"))
     # no item is judged by both: whole items permuted within scenarios
     assert rec["judge_missingness_p"] < 0.001
-    assert note == ("different judges: a scored by j1, b by j2; j1 leaves 46% of its rows without "
-                    "a valid overall vs 9% for j2 (design permutation p<0.001)")
+    assert note == ("different judges: a scored by j1, b by j2; j1 leaves 46% of its 54 judgments "
+                    "without a valid overall vs 9% of 54 for j2 (design permutation p<0.001)")
     assert (rec["confounded_missing"], rec["confounded_judges"]) == (False, True)
     assert rec["confounding_notes"] == [note]
 

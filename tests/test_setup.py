@@ -41,3 +41,13 @@ def test_runtime_and_dev_locks_pin_everything_once() -> None:
     # the test and browser tooling is not what a report-only user installs
     for tool in ("pytest", "playwright", "hypothesis", "ruff", "jupyterlab"):
         assert tool not in runtime and tool in dev, tool
+
+
+def test_installer_pin_is_separate_from_the_project_locks() -> None:
+    # make installs the lock files with uv; uv itself is pinned on its own, not a dependency
+    uv = _lock("requirements-uv.lock")
+    assert list(uv) == ["uv"], uv
+    assert not set(uv) & (set(_lock("requirements.lock")) | set(_lock("requirements-dev.lock")))
+    make = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "uv pip install --python $(BIN)/python $(1)" in make and "-r requirements-uv.lock" in make
+    assert "python -m pip install --progress-bar on $(1)" in make  # the pip fallback

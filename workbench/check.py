@@ -650,8 +650,11 @@ def _claimed_text(x: float) -> str:
     return _num(x, max(2, d))
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.0f}%"
+def _pct(x: float | None, n: int | None = None) -> str:
+    """A rate with the precision its denominator ``n`` needs (the report's rule)."""
+    from .terminal import pct
+
+    return pct(x, n)
 
 
 def _p(p: float | None) -> str:
@@ -662,10 +665,15 @@ def _p(p: float | None) -> str:
 
 def _side(rows: pl.DataFrame, cfg: Config, variant: str, claim: dict[str, Any],
           fld: str) -> dict[str, Any]:
-    cell = cell_rows(rows).filter(_scope(rows, cfg, variant, claim["judge"], claim["subset"]))
+    """One side of a claim. Its ``rows`` are its judgments, as in the census and the scorecard:
+    planned judgments with no row are included, so ``rows - valid_n`` over ``rows`` is the
+    census's missing rate (one definition everywhere) and the bounds match the scorecard's."""
+    scope = _scope(rows, cfg, variant, claim["judge"], claim["subset"])
+    cell = cell_rows(rows).filter(scope)
+    absent = rows.filter((pl.col("bucket") == "missing_planned") & scope).height
     valid = cell.filter(pl.col(fld).is_not_null())
     summ = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(),
-                          cell_row_count(cell), cfg,
+                          cell_row_count(cell) + absent, cfg,
                           key=("claim", variant, claim["judge"], claim["subset"], fld))
     return {"summary": summ, "judges": sorted(set(cell["judge"].drop_nulls().to_list()))}
 
@@ -788,9 +796,13 @@ def _judge_confound(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld:
     g2 = (set(jb) - set(ja)) or shared
     scope = cell_rows(rows).filter(subset_filter(cfg, claim["subset"]))
 
+    absent = rows.filter((pl.col("bucket") == "missing_planned") & subset_filter(cfg, claim["subset"]))
+
     def rate(group: set[str]) -> tuple[int, int]:
+        """(missing, judgments) of the group's judges: the census's definition."""
         g = scope.filter(pl.col("judge").is_in(sorted(group)))
-        return g.height - g.filter(pl.col(fld).is_not_null()).height, g.height
+        n = cell_row_count(g) + absent.filter(pl.col("judge").is_in(sorted(group))).height
+        return n - g.filter(pl.col(fld).is_not_null()).height, n
 
     m1, n1 = rate(g1)
     m2, n2 = rate(g2)
@@ -815,9 +827,9 @@ def _judge_confound(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld:
     if p is None or p >= cfg.alpha:
         return False, None, p
     note = (f"different judges: a scored by {', '.join(ja)}, b by {', '.join(jb)}; "
-            f"{', '.join(sorted(g1))} {'leaves' if len(g1) == 1 else 'leave'} {_pct(m1 / n1)} of "
-            f"{'its' if len(g1) == 1 else 'their'} rows without a valid {fld} vs {_pct(m2 / n2)} "
-            f"for {', '.join(sorted(g2))} (design permutation p{_pv(p)})")
+            f"{', '.join(sorted(g1))} {'leaves' if len(g1) == 1 else 'leave'} {_pct(m1 / n1, n1)} of "
+            f"{'its' if len(g1) == 1 else 'their'} {n1} judgments without a valid {fld} vs "
+            f"{_pct(m2 / n2, n2)} of {n2} for {', '.join(sorted(g2))} (design permutation p{_pv(p)})")
     return True, note, p
 
 
@@ -900,7 +912,7 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
         notes = [why]
         for side, c, m in (("a", ca, miss_a), ("b", cb, miss_b)):
             if m:
-                notes.append(f"{side}: {m} of {c['rows']} rows have no valid {fld}")
+                notes.append(f"{side}: {m} of {c['rows']} judgments have no valid {fld}")
         if zero is not None:
             how = _zero_reproduces(za, zb, claimed)
             notes.append(how or f"the zero-filled difference {_num(zero)} does not reproduce "
@@ -913,7 +925,8 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
         side_flag = design.p_value is not None and design.p_value < cfg.alpha
         confounding = []
         if side_flag:
-            confounding.append(f"missing rates differ: {_pct(rate_a)} vs {_pct(rate_b)} (whole items permuted "
+            confounding.append(f"missing rates differ: {_pct(rate_a, ca['rows'])} of {ca['rows']} judgments vs "
+                               f"{_pct(rate_b, cb['rows'])} of {cb['rows']} (whole items permuted "
                                f"within scenarios, p{_pv(design.p_value)})")
         judge_flag, judge_note, judge_p = _judge_confound(rows, cfg, claim, fld, sa["judges"], sb["judges"])
         if judge_note:

@@ -847,7 +847,8 @@ def _lines_frame(holder: list[bytes], path: str, cfg: Config, spec: _Spec, first
     parallel start further down); ``bom``: the first line starts with a byte order mark;
     ``partial_last``: the bytes end inside a line that the next part reads (left out here).
     Lines are decoded and turned into columns :data:`CHUNK` at a time, so only one chunk's
-    decoded rows are alive at once. Returns (frame, non-blank lines decoded).
+    decoded rows are alive at once. Returns (frame, lines read): every physical line, blank
+    ones included, so ``progress`` counts the lines the ledger does.
     """
     lines = _split_lines(holder.pop())
     if partial_last:
@@ -857,11 +858,12 @@ def _lines_frame(holder: list[bytes], path: str, cfg: Config, spec: _Spec, first
     frames = []
     count = 0
     for start in range(0, max(len(lines), 1), CHUNK):
-        frame, done = _chunk_frame(lines[start:start + CHUNK], path, cfg, spec, first_line + start)
+        chunk = lines[start:start + CHUNK]
+        frame, _ = _chunk_frame(chunk, path, cfg, spec, first_line + start)
         frames.append(frame)
-        count += done
+        count += len(chunk)
         if progress is not None:
-            progress(done)
+            progress(len(chunk))
     del lines
     if len(frames) == 1:
         return frames[0], count
@@ -1049,6 +1051,8 @@ def read_file(path: str, cfg: Config, file_index: int = 0,
     """
     if cfg.native:
         frame, n = _native_frame(path, cfg)
+        if progress is not None:
+            progress(frame.height)  # judgments: what the ledger counts
         frame = frame.with_columns(pl.lit(file_index, dtype=pl.Int32).alias("__file_index"))
         return frame, SourceFile(path=path, sha256=_sha256_file(path), lines=n)
     fmt = _file_format(path, cfg)
@@ -1093,6 +1097,8 @@ def read_file(path: str, cfg: Config, file_index: int = 0,
                 rows, errors, n = _decode_array(data, path, spec)
                 del data
                 frame = _assemble(rows, errors, None, range(1, n + 1), path, spec, cfg)
+                if progress is not None:
+                    progress(n)
             else:
                 holder = [data]
                 del data
@@ -1535,7 +1541,9 @@ def read_rows(paths: Iterable[str], cfg: Config,
 
     ``workers``: processes reading each large JSONL file (see :func:`worker_count`; 1 = this
     process only). The result does not depend on it. ``progress`` is called with the number
-    of lines decoded, per chunk in this process and per part from a worker.
+    of lines read (blank ones included; JSON arrays: elements; exploding presets:
+    judgments), per chunk in this process, per part from a worker and per file for arrays and
+    native formats: the sum is the ledger's ``lines``.
     """
     files = expand_inputs(list(paths))
     workers = worker_count(workers)

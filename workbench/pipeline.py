@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from . import api, formats, harness, ingest, ledger, names, paired, provenance, selection
+from . import api, formats, harness, ingest, ledger, names, paired, provenance, ranks, selection
 from .census import census as census_table
 from .census import census_margins, missingness_tests, scale_checks
 from .config import Config
@@ -81,7 +81,16 @@ def load(
     ``plan`` is a CSV path, ``"complete"`` (every observed scenario x variant x trial x
     judge) or None.
     """
-    rows, sources = ingest.read_rows(inputs, cfg, progress=progress, notes=notes)
+    try:
+        rows, sources = ingest.read_rows(inputs, cfg, progress=progress, notes=notes)
+    except BaseException:
+        close = getattr(progress, "close", None)
+        if close is not None:  # blank the bar before the error line is printed
+            close()
+        raise
+    finish = getattr(progress, "finish", None)
+    if finish is not None:  # a terminal progress line: end it with the ledger's count
+        finish(int(rows.filter(pl.col("line").is_not_null()).height))
     plan_df = None
     mode = None
     task_files: list[str] = []
@@ -213,6 +222,7 @@ def run(
     stage(f"variant contrasts ({n_pairs} pairs, {pair_info['mode'].replace('_', ' ')})")
     doc["contrasts"] = paired.contrasts(rows, cfg, progress=bar("contrasts", n_pairs))
     paired.contrast_confounding(doc["contrasts"], doc["census"], doc["census_margins"], cfg, rows)
+    doc["ranks"] = ranks.rank_intervals(doc["scorecard"], doc["contrasts"], hl, cfg.alpha)
     # headline check (workbench.check): a published card and/or claims, when given
     from . import check
 
@@ -235,7 +245,8 @@ def run(
                           "position_swap": harness.position_swap(rows, cfg)}
     frames = {"census": cen, "census_margins": margins, "scorecard": card, "flag_rates": flags,
               "pass_rates": passes, "consistency": cons,
-              "judge_offsets": api._frame(doc["judge_offsets"]), "contrasts": api._frame(doc["contrasts"])}
+              "judge_offsets": api._frame(doc["judge_offsets"]), "contrasts": api._frame(doc["contrasts"]),
+              "ranks": api._frame(doc["ranks"]["cells"])}
     if published_checks is not None:
         frames["published_check"] = check.published_frame(published_checks)
     if claims_checked is not None:

@@ -221,18 +221,28 @@ def scorecard_order(cells: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return measured + others
 
 
+def _rank_labels(ranks: dict[str, Any] | None) -> dict[str, str]:
+    """variant -> ``"2"`` or ``"1\u20133"`` for measured cells (results.json ``ranks``)."""
+    from .ranks import by_variant, rank_label
+
+    return {v: rank_label(c, "\u2013") for v, c in by_variant(ranks).items() if c.get("rank_low") is not None}
+
+
 def scorecard_forest(
     cells: Sequence[dict[str, Any]],
     field: str = "overall",
     confidence: float = 0.95,
     value_range: tuple[float, float] | None = None,
+    ranks: dict[str, Any] | None = None,
 ) -> Figure:
     """Forest plot of pooled scorecard cells: valid mean with its interval per variant.
 
     Beside each mean: the zero-filled value (red x) and the range the mean could take if the
-    missing rows were anywhere in the rubric (grey band). Measured cells are ranked; others
-    are grey, hollow, labelled with their status and never ranked.
+    missing rows were anywhere in the rubric (grey band). With ``ranks`` (results.json
+    ``ranks``) a measured cell's label carries its rank or rank interval (``1-3.``, not
+    distinguishable); others are grey, hollow, labelled with their status and never ranked.
     """
+    rank_of = _rank_labels(ranks)
     order = scorecard_order(cells)
     if not order:
         return _empty("no scorecard cells")
@@ -240,7 +250,6 @@ def scorecard_forest(
     with style():
         fig = Figure(figsize=(8.6, 1.5 + 0.46 * n), layout="constrained")
         ax = fig.add_subplot()
-        rank = 0
         ticks = []
         xs: list[float] = []
         for y, c in enumerate(order):
@@ -280,8 +289,8 @@ def scorecard_forest(
                 )
                 xs.append(c["zero_filled_mean"])
             if measured:
-                rank += 1
-                ticks.append(f"{rank}. {label(c['variant'])}")
+                prefix = rank_of.get(str(c["variant"]))
+                ticks.append(f"{prefix}. {label(c['variant'])}" if prefix else label(c["variant"]))
             else:
                 ticks.append(
                     f"{label(c['variant'])}  ({STATUS_TEXT.get(c['status'], c['status'])})"
@@ -623,18 +632,20 @@ def altair_heatmap(
 
 
 def altair_scorecard(
-    cells: Sequence[dict[str, Any]], field: str = "overall", confidence: float = 0.95
+    cells: Sequence[dict[str, Any]], field: str = "overall", confidence: float = 0.95,
+    ranks: dict[str, Any] | None = None,
 ) -> Any:
-    """Interactive forest plot of the pooled scorecard (hover: valid/rows, CI, zero-filled)."""
+    """Interactive forest plot of the pooled scorecard (hover: valid/rows, CI, zero-filled);
+    ``ranks`` as in :func:`scorecard_forest`."""
     alt = _alt()
     order = scorecard_order(cells)
+    rank_of = _rank_labels(ranks)
     data = []
-    rank = 0
     for c in order:
         measured = c["status"] == "measured"
-        rank += measured
+        prefix = rank_of.get(str(c["variant"]))
         name = (
-            f"{rank}. {c['variant']}"
+            (f"{prefix}. {c['variant']}" if prefix else str(c["variant"]))
             if measured
             else f"{c['variant']} ({STATUS_TEXT.get(c['status'], c['status'])})"
         )

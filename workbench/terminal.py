@@ -32,25 +32,60 @@ def safe(text: Any) -> str:
     return text
 
 
+class ProgressLine:
+    """The ingest progress line on stderr: ``f(n)`` advances it by n lines read.
+
+    ``f.finish(total)`` (called by :func:`workbench.pipeline.load` once the inputs are read,
+    with the ledger's ``lines``) replaces the bar by one final line ``ingest: N lines read in
+    t s`` ending in a newline, so the stage messages that follow start on a clean line and
+    the count is the ledger's, not a running estimate. ``f(None)`` closes it (idempotent).
+    """
+
+    def __init__(self, label: str, total: int | None = None, unit: str = " lines") -> None:
+        import time
+
+        self.label = label
+        self.total = total
+        self.start = time.perf_counter()
+        self.bar: Any = tqdm(total=total, desc=label, unit=unit, leave=False, file=sys.stderr)
+
+    def __call__(self, n: int | None) -> None:
+        if n is None:
+            self.close()
+        elif self.bar is not None:
+            self.bar.update(n)
+            if self.total is not None and self.bar.n >= self.total:
+                self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()  # leave=False: the bar's line is blanked and the cursor at its start
+            self.bar = None
+
+    def finish(self, total: int) -> None:
+        import time
+
+        if self.bar is None:
+            return
+        self.close()
+        print(f"{self.label}: {total} lines read in {time.perf_counter() - self.start:.1f} s",
+              file=sys.stderr, flush=True)
+
+
+def _silent(n: int | None) -> None:
+    return None
+
+
 def progress_bar(label: str, enabled: bool = True, total: int | None = None,
                  unit: str = " lines") -> Callable[[int | None], None]:
-    """A callback ``f(n)`` advancing a stderr progress bar by n; ``f(None)`` closes it.
+    """A callback ``f(n)`` advancing a stderr progress line by n; ``f(None)`` closes it (and
+    reaching ``total`` does); see :class:`ProgressLine` for the ingest line's end.
 
     Silent when stderr is not a terminal (batch jobs, CI), so logs stay clean.
     """
     if not enabled or not sys.stderr.isatty():
-        return lambda n: None
-    bar = tqdm(total=total, desc=label, unit=unit, unit_scale=True, leave=False, file=sys.stderr)
-
-    def update(n: int | None) -> None:
-        if n is None:
-            bar.close()
-        else:
-            bar.update(n)
-            if total is not None and bar.n >= total:
-                bar.close()
-
-    return update
+        return _silent
+    return ProgressLine(label, total, unit)
 
 
 _SGR = {"good": "32", "warn": "33", "bad": "31", "muted": "2", "bold": "1"}
@@ -131,17 +166,30 @@ def ledger_text(doc: dict[str, Any]) -> str:
     return text
 
 
+def pct(x: float | None, n: int | None = None) -> str:
+    """A rate as a percentage with the precision its denominator needs: the rule of
+    :func:`workbench.report.formats.pct` (kept here so the CLI does not import the report)."""
+    if x is None:
+        return "-"
+    d = 0 if not n or n < 1000 or x in (0, 1) else min(len(str(int(n))) - 3, 3)
+    while d < 3 and ((0 < x and round(100 * x, d) == 0) or (x < 1 and round(100 * x, d) == 100)):
+        d += 1
+    return f"{100 * x:.{d}f}%"
+
+
 def census_text(doc: dict[str, Any]) -> str:
     rows = []
     for c in doc["census"]:
-        rate = c["missing_rate"]
-        ci = (f"{_fmt(rate * 100, 0)}% [{_fmt(c['missing_rate_ci_low'] * 100, 0)}, "
-              f"{_fmt(c['missing_rate_ci_high'] * 100, 0)}]") if rate is not None else "-"
+        rate, n = c["missing_rate"], c["judgments"]
+        ci = (f"{pct(rate, n)} [{pct(c['missing_rate_ci_low'], n)}, {pct(c['missing_rate_ci_high'], n)}]"
+              if rate is not None else "-")
         rows.append([str(c["judge"]), str(c["variant"]), str(c["judgments"]), str(c["valid"]),
                      str(c["partial"]), str(c["empty"]), str(c["missing_planned"]),
                      str(c["non_numeric"] + c["out_of_range"] + c["invalid_number"] + c["conflict_keys"]), ci])
-    head = ["judge", "variant", "judgments", "valid", "partial", "empty", "no row", "other", "missing [95% CI]"]
-    out = ["null census (headline score) per judge x variant", table(head, rows, {2, 3, 4, 5, 6, 7})]
+    head = ["judge", "variant", "judgments", "valid", "partial", "empty", "no row", "other",
+            "missing/judgments [95% CI]"]
+    out = ["null census (headline score) per judge x variant; missing rate = (judgments - valid) / judgments, "
+           "planned judgments with no row included", table(head, rows, {2, 3, 4, 5, 6, 7})]
     for t in doc.get("missingness_tests", []):
         p = t["p_value"]
         out.append(f"missing rate depends on {t['factor']}? {t['method']} p = "
@@ -250,18 +298,25 @@ def scorecard_text(doc: dict[str, Any]) -> str | None:
     measured = sorted((c for c in pooled if c["status"] == "measured"), key=lambda c: -c["mean"])
     others = sorted((c for c in pooled if c["status"] != "measured"), key=lambda c: str(c["variant"]))
     nd = _decimals(doc)
+    from .ranks import basis_text, by_variant, rank_label
+
+    rank_of = by_variant(doc.get("ranks"))
     rows = []
     for c in measured + others:
         mark = "" if c["status"] == "measured" else f"  <- {c['status'].upper().replace('_', ' ')}"
         zf = "-" if c["zero_filled_mean"] is None else f"{c['zero_filled_mean']:.{nd}f}"
         bounds = ("-" if c["lower_bound"] is None else f"[{c['lower_bound']:.{nd}f}, {c['upper_bound']:.{nd}f}]")
-        rows.append([str(c["variant"]), cell_text(c, nd), zf, bounds, str(c["clusters"]) + mark])
+        rk = rank_of.get(str(c["variant"])) if c["status"] == "measured" else None
+        rows.append([rank_label(rk), str(c["variant"]), cell_text(c, nd), zf, bounds, str(c["clusters"]) + mark])
     unit = doc.get("value_unit", "rubric points")
     conf = doc["config"].get("confidence", 0.95)
-    head = ["variant", f"{hl}: mean (valid/rows) [{100 * conf:g}% CI]", "zero-filled", "if missing were min..max",
-            "scenarios"]
-    lines = [f"scorecard: {hl} ({unit}), judges pooled, valid rows only; measured cells ranked, others listed "
-             "after and never ranked", table(head, rows, {2})]
+    head = ["rank", "variant", f"{hl}: mean (valid/rows) [{100 * conf:g}% CI]", "zero-filled",
+            "if missing were min..max", "scenarios"]
+    lines = [f"scorecard: {hl} ({unit}), judges pooled, valid rows only; measured cells by mean, others listed "
+             "after and never ranked", table(head, rows, {0, 3})]
+    if rank_of:
+        lines.append(f"rank: {basis_text(doc.get('ranks'))}; a range such as 1-3 = not distinguishable, "
+                     "the data allow any of those ranks")
     gate = doc.get("gate")
     if gate is not None:
         if gate["passed"]:

@@ -42,7 +42,8 @@ def make_figure(r: Report, name: str) -> Any | None:
     if name == "missing_heatmap":
         return plots.missing_heatmap(doc.get("census", []), doc.get("census_margins", []), hl)
     if name == "scorecard_forest":
-        return plots.scorecard_forest(pooled_cells(doc), hl, cfg.confidence, cfg.value_range)
+        return plots.scorecard_forest(pooled_cells(doc), hl, cfg.confidence, cfg.value_range,
+                                      doc.get("ranks"))
     if name == "published_dumbbell":
         cells = published_cells(r)
         return plots.published_dumbbell(cells) if cells else None
@@ -83,7 +84,8 @@ def chart_spec(r: Report, name: str) -> dict[str, Any]:
             doc.get("census", []), r.headline, doc.get("census_margins", [])
         )
     elif name == "scorecard_forest":
-        chart = plots.altair_scorecard(pooled_cells(doc), r.headline, cfg.confidence)
+        chart = plots.altair_scorecard(pooled_cells(doc), r.headline, cfg.confidence,
+                                       doc.get("ranks"))
     else:
         raise WorkbenchError(
             f"no interactive chart {name!r}; known: missing_heatmap, scorecard_forest"

@@ -89,7 +89,7 @@ def _lead_census(r: Report) -> str:
     if not total or not total[0]["judgments"]:
         return "There are no judgments to count."
     t = total[0]
-    rate = pct(t["missing_rate"])
+    rate = pct(t["missing_rate"], t["judgments"])
     text = f"{t['missing']} of {t['judgments']} judgments ({rate}) have no valid {hl}"
     if not t["missing"]:
         return f"All {t['judgments']} judgments have a valid {hl}: nothing is missing."
@@ -108,13 +108,14 @@ def _lead_census(r: Report) -> str:
         ptxt = f" ({test['method'].replace('_', ' ')} {p_is(p)})" if test and p is not None else ""
         if kind == "judge" and len(ms) == 2:
             core = (
-                f"judge {hi[kind]} misses {pct(hi['missing_rate'])} vs {pct(lo['missing_rate'])} "
-                f"for {lo[kind]}"
+                f"judge {hi[kind]} misses {pct(hi['missing_rate'], hi['judgments'])} of its judgments "
+                f"vs {pct(lo['missing_rate'], lo['judgments'])} for {lo[kind]}"
             )
         else:
             core = (
-                f"by {kind} the rate runs from {pct(lo['missing_rate'])} ({lo[kind]}) to "
-                f"{pct(hi['missing_rate'])} ({hi[kind]})"
+                f"by {kind} the missing share of judgments runs from "
+                f"{pct(lo['missing_rate'], lo['judgments'])} ({lo[kind]}) to "
+                f"{pct(hi['missing_rate'], hi['judgments'])} ({hi[kind]})"
             )
         if p is not None and p >= alpha:
             core += f", a spread the test does not distinguish from chance{ptxt}"
@@ -430,7 +431,7 @@ def _confounded_contrasts(r: Report) -> list[str]:
         if c.get("confounded_missing"):
             rate_flags.append(
                 f"{c['a']} vs {c['b']} ({pct(c['missing_rate_a'])} vs "
-                f"{pct(c['missing_rate_b'])} missing, whole items permuted within scenarios "
+                f"{pct(c['missing_rate_b'])} of judgments missing, whole items permuted within scenarios "
                 f"{p_is(c['missingness_p'] if c.get('missingness_p') is not None else c['fisher_p'])})"
             )
         if c.get("confounded_judges"):

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import plots
+from ..ranks import basis_text, by_variant, rank_label
 from ..terminal import cell_text
 from .formats import bounded_interval, interval, num, pct, pval, signed, truncated
 from .markup import Html, badge, details, drill, esc, join, para, table, tag
@@ -213,7 +214,7 @@ def census_tables(r: Report) -> Html:
         "unusable value",
         "no row",
         "held out",
-        "missing [95% CI]",
+        "missing / judgments [95% CI]",
     ]
 
     def row(m: Mapping[str, Any], judge: str, variant: str) -> list[Any]:
@@ -246,7 +247,8 @@ def census_tables(r: Report) -> Html:
     caption = (
         "unusable value = non-numeric, out of range or NaN; held out = conflicting rows; no row = "
         "planned "
-        "judgment with no line; interval: Wilson"
+        "judgment with no line; missing rate = (judgments - valid) / judgments, planned "
+        "judgments with no row included (the one definition every section uses); interval: Wilson"
     )
     caption += "; click a row for the rows behind it"
     parts = [table(head, margins, numeric=range(2, 10), row_classes=m_classes, caption=caption,
@@ -264,7 +266,7 @@ def census_tables(r: Report) -> Html:
         parts.append(tag("h3", "Does the missing rate depend on the judge or the variant?"))
         parts.append(
             table(
-                ["factor", "levels", "test", "statistic", "p", "missing rate by level"],
+                ["factor", "levels", "test", "statistic", "p", "missing / judgments by level"],
                 [
                     [
                         t["factor"],
@@ -301,6 +303,28 @@ def _status_badge(status: str) -> Html:
     return badge(status.replace("_", " "), STATUS_CLASS.get(status, "neutral"))
 
 
+def _rank_cell(rk: Mapping[str, Any] | None) -> Any:
+    """The rank (a single rank when the contrasts separate the cell from every other) or its
+    interval, marked "not distinguishable"; "-" for a cell that is not measured."""
+    if rk is None or rk.get("rank_low") is None:
+        return "-"
+    if rk["rank_distinguishable"]:
+        return rank_label(rk)
+    return join([rank_label(rk, "\u2013"), " ", tag("span", "not distinguishable", cls="wb-dim")])
+
+
+def _tied_cell(rk: Mapping[str, Any] | None) -> Any:
+    if rk is None or rk.get("tied_with") is None:
+        return ""
+    if not rk["tied_with"]:
+        return "separated from every other measured cell"
+    if not rk["above"] and not rk["below"] and len(rk["tied_with"]) > 2:
+        return f"every other measured cell ({len(rk['tied_with'])}): no contrast separates it"
+    text = ", ".join(map(str, rk["tied_with"]))
+    missing = rk.get("not_compared") or []
+    return text + (f" (no contrast computed: {', '.join(map(str, missing))})" if missing else "")
+
+
 def scorecard_tables(r: Report) -> Html:
     """The pooled headline table (ranked measured cells, then the rest), then the breakdowns."""
     doc, cfg = r.doc, r.cfg
@@ -308,8 +332,9 @@ def scorecard_tables(r: Report) -> Html:
     conf = f"{cfg.confidence:.0%}"
     cells = plots.scorecard_order(pooled_cells(doc))
     lo, hi = cfg.value_range
+    rank_of = by_variant(doc.get("ranks"))
     head = [
-        "rank",
+        "rank (interval)",
         "variant",
         f"{hl}: mean (valid/rows) [{conf} cluster t]",
         f"[{conf} cluster bootstrap]",
@@ -318,20 +343,20 @@ def scorecard_tables(r: Report) -> Html:
         f"if missing were {lo:g}..{hi:g}",
         "scenarios",
         "status",
+        "not separated from",
     ]
     body, classes = [], []
-    rank = 0
     cut = False
     for c in cells:
         measured = c["status"] == "measured"
-        rank += measured
+        rk = rank_of.get(str(c["variant"])) if measured else None
         cut |= truncated(c["ci_low"], c["ci_high"], cfg.value_range)
         mean = (f"- (0/{c['rows']})" if c["mean"] is None else
                 f"{num(c['mean'], cfg.decimals)} ({c['valid_n']}/{c['rows']}) "
                 f"{bounded_interval(c['ci_low'], c['ci_high'], cfg.value_range, cfg.decimals)}")
         body.append(
             [
-                rank if measured else "-",
+                _rank_cell(rk),
                 c["variant"],
                 tag("span", mean, cls="wb-mono"),
                 tag("span", bounded_interval(c.get("boot_low"), c.get("boot_high"), cfg.value_range,
@@ -341,6 +366,7 @@ def scorecard_tables(r: Report) -> Html:
                 interval(c["lower_bound"], c["upper_bound"], cfg.decimals),
                 c["clusters"],
                 _status_badge(c["status"]),
+                _tied_cell(rk),
             ]
         )
         classes.append(None if measured else "wb-unmeasured")
@@ -355,7 +381,10 @@ def scorecard_tables(r: Report) -> Html:
             "missing scores "
             f"as 0 prints; shift = zero-filled minus valid mean. Cells below {cfg.min_valid_n} "
             "valid or "
-            f"{cfg.min_clusters} scenarios are greyed and not ranked."
+            f"{cfg.min_clusters} scenarios are greyed and not ranked. Rank: the "
+            + basis_text(doc.get("ranks"))
+            + "; a range such as 1\u20133 means the data do not tell which of those ranks the cell "
+            "holds (not distinguishable from the cells named in the last column)."
             + (f" * a t bound past the rubric ({lo:g} to {hi:g}), shown at the rubric's end: "
                "the bootstrap interval beside it stays inside." if cut else ""),
         )
@@ -930,6 +959,10 @@ METHODS = {
                      "Fisher's exact test, two-sided", "Fisher (1922), JRSS 85(1)"),
     "holm": ("Contrast p-values", "Holm step-down adjustment within each family (one per subset)",
              "Holm (1979), Scand. J. Statistics 6(2)"),
+    "ranks": ("Scorecard ranks", "rank interval of each measured cell: 1 + cells significantly "
+              "above it to N - cells significantly below it, from the Holm-adjusted contrasts "
+              "(simultaneous); a single rank only when every pair is separated",
+              "Mogstad, Romano, Shaikh & Wilhelm (2024), Rev. Economic Studies 91(1); Holm (1979)"),
     "paired": ("Paired contrasts", "difference on matched (scenario, trial, judge) units, "
                "clustered by scenario", "Miller (2024), arXiv:2411.00640"),
     "mde": ("Minimum detectable effect", "the difference detectable with the configured power "
@@ -938,6 +971,14 @@ METHODS = {
               "Krippendorff's alpha (interval)",
               "Cohen (1968), Psych. Bulletin 70(4); Krippendorff (2004)"),
 }
+
+
+def _ranks_on(ranks: Mapping[str, Any] | None) -> str:
+    if not ranks:
+        return "-"
+    single = sum(1 for c in ranks["cells"] if c.get("rank_distinguishable"))
+    return (f"{ranks['measured']} measured cells, {ranks['pairs_compared']} of {ranks['pairs_possible']} "
+            f"pairs with a contrast; {single} with a single rank")
 
 
 def methods_table(r: Report) -> Html:
@@ -956,6 +997,7 @@ def methods_table(r: Report) -> Html:
         "wilson": f"{conf}; per judge x variant cell (denominator: judgments, planned ones "
         "with no row included)",
         "holm": f"alpha {cfg.alpha:g}; {len(cs)} contrasts in the all-scenario family",
+        "ranks": _ranks_on(doc.get("ranks")),
         "paired": f"{sum(1 for c in cs if c.get('paired_diff') is not None)} of {len(cs)} "
         "contrasts have matched units",
         "mde": f"power {cfg.power:g}, alpha {cfg.alpha:g}; target effect {cfg.target_effect:g}",
@@ -966,6 +1008,8 @@ def methods_table(r: Report) -> Html:
         text = f"{t['factor']}: {t['levels']} levels over judgments"
         on[t["method"]] = f"{on[t['method']]}; {text}" if t["method"] in on else text
     used = {"cluster_t", "cluster_bootstrap", "wilson", "holm", "paired", "mde", "fisher_exact"}
+    if doc.get("ranks"):
+        used.add("ranks")
     used |= {t["method"] for t in doc.get("missingness_tests", []) if t["method"] in METHODS}
     if offsets:
         used.add("kappa")
