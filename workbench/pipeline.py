@@ -204,6 +204,7 @@ def run(
     passes = pass_rates(rows, cfg)
     cons = consistency(rows, cfg)
     doc["value_unit"] = cfg.value_unit
+    doc["value_range"] = list(cfg.value_range)
     doc["scorecard"] = card.to_dicts()
     doc["flag_rates"] = flags.to_dicts()
     doc["pass_rates"] = passes.to_dicts()

@@ -1,6 +1,6 @@
 """Rank intervals: which ranks the data allow each measured cell, from the variant contrasts.
 
-A mean order is not a ranking: two cells whose contrast is a tie could be in either order.
+A mean order is not a ranking: two cells whose contrast shows no clear difference could be in either order.
 The rank interval of a measured pooled headline cell ``v`` among the ``N`` measured cells is
 
     rank_low  = 1 + #{u : the contrast of u and v is Holm-significant with u higher}

@@ -210,13 +210,23 @@ def malformed_text(doc: dict[str, Any], limit: int = 5) -> str | None:
     return "malformed lines:\n" + "\n".join(lines)
 
 
-def cell_text(c: dict[str, Any], nd: int = 2) -> str:
+def cell_text(c: dict[str, Any], nd: int = 2, value_range: Any = None) -> str:
     """``8.07 (42/50) [7.71, 8.40]``: mean, valid/rows and the interval; ``-`` when undefined.
-    Rows include planned-but-absent judgments (``, 3 absent``)."""
+    Rows include planned-but-absent judgments (``, 3 absent``). With ``value_range``, a bound past
+    the scale prints as the scale's end marked ``*`` (truncated), never as an impossible value."""
     absent = f", {c['absent']} absent" if c.get("absent") else ""
     if c["mean"] is None:
         return f"- (0/{c['rows']}{absent})"
-    ci = f" [{c['ci_low']:.{nd}f}, {c['ci_high']:.{nd}f}]" if c["ci_low"] is not None else " [no interval]"
+    if c["ci_low"] is None or c["ci_high"] is None:
+        ci = " [no interval]"
+    else:
+        lo, hi = c["ci_low"], c["ci_high"]
+        a, b = f"{lo:.{nd}f}", f"{hi:.{nd}f}"
+        if value_range is not None:
+            rlo, rhi = value_range
+            a = f"{rlo:.{nd}f}*" if lo < rlo else a
+            b = f"{rhi:.{nd}f}*" if hi > rhi else b
+        ci = f" [{a}, {b}]"
     return f"{c['mean']:.{nd}f} ({c['valid_n']}/{c['rows']}{absent}){ci}"
 
 
@@ -302,18 +312,25 @@ def scorecard_text(doc: dict[str, Any]) -> str | None:
 
     rank_of = by_variant(doc.get("ranks"))
     rows = []
+    cut = False
     for c in measured + others:
         mark = "" if c["status"] == "measured" else f"  <- {c['status'].upper().replace('_', ' ')}"
         zf = "-" if c["zero_filled_mean"] is None else f"{c['zero_filled_mean']:.{nd}f}"
         bounds = ("-" if c["lower_bound"] is None else f"[{c['lower_bound']:.{nd}f}, {c['upper_bound']:.{nd}f}]")
         rk = rank_of.get(str(c["variant"])) if c["status"] == "measured" else None
-        rows.append([rank_label(rk), str(c["variant"]), cell_text(c, nd), zf, bounds, str(c["clusters"]) + mark])
+        text = cell_text(c, nd, doc.get("value_range"))
+        cut = cut or text.endswith("*]") or "*," in text
+        rows.append([rank_label(rk), str(c["variant"]), text, zf, bounds, str(c["clusters"]) + mark])
     unit = doc.get("value_unit", "rubric points")
     conf = doc["config"].get("confidence", 0.95)
-    head = ["rank", "variant", f"{hl}: mean (valid/rows) [{100 * conf:g}% CI]", "zero-filled",
+    head = ["rank", "variant", f"{hl}: mean (valid/rows) [{100 * conf:g}% CI]",
+            "zero-filled (over rows)",
             "if missing were min..max", "scenarios"]
     lines = [f"scorecard: {hl} ({unit}), judges pooled, valid rows only; measured cells by mean, others listed "
              "after and never ranked", table(head, rows, {0, 3})]
+    if cut:
+        lines.append("* a t-interval bound past the scale, shown at the scale's end (truncated); "
+                     "results.json holds the computed bound and the cluster bootstrap interval")
     if rank_of:
         lines.append(f"rank: {basis_text(doc.get('ranks'))}; a range such as 1-3 = not distinguishable, "
                      "the data allow any of those ranks")

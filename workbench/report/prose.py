@@ -352,7 +352,7 @@ def limits(r: Report) -> list[str]:
         out.append(
             f"{len(under)} of {len(cs)} contrasts could not reliably detect the target effect of "
             f"{cfg.target_effect:g} (minimum detectable {num(min(c['mde'] for c in under))} to "
-            f"{num(max(c['mde'] for c in under))}): their ties are not evidence of equality."
+            f"{num(max(c['mde'] for c in under))}): finding no clear difference there is not evidence of equality."
         )
     for c in doc.get("claims") or []:
         if c["verdict"] == "insufficient":

@@ -378,8 +378,9 @@ def scorecard_tables(r: Report) -> Html:
             row_classes=classes,
             row_attrs=[drill(variant=c["variant"]) for c in cells],
             caption="Means over valid rows only, judges pooled. Zero-filled = what averaging "
-            "missing scores "
-            f"as 0 prints; shift = zero-filled minus valid mean. Cells below {cfg.min_valid_n} "
+            "every judgment in rows (planned-but-absent ones included) with missing scores "
+            "as 0 prints (the forensics' zero_filled_planned; its zero_filled divides by the rows "
+            f"present only); shift = zero-filled minus valid mean. Cells below {cfg.min_valid_n} "
             "valid or "
             f"{cfg.min_clusters} scenarios are greyed and not ranked. Rank: the "
             + basis_text(doc.get("ranks"))
@@ -405,7 +406,7 @@ def scorecard_tables(r: Report) -> Html:
                     row_cells.append(
                         tag(
                             "span",
-                            cell_text(c, r.cfg.decimals),
+                            cell_text(c, r.cfg.decimals, r.cfg.value_range),
                             cls="wb-mono" + ("" if c["status"] == "measured" else " wb-dim"),
                         )
                     )
