@@ -236,8 +236,9 @@ def _lead_contrasts(r: Report) -> str:
         )
     if under:
         verb = "is" if under == 1 else "are"
-        nulls = _plural(under, "contrast without a clear difference")
-        text += f", so {nulls} {verb} underpowered rather than evidence of no effect"
+        nulls = _plural(under, "contrast")
+        text += (f", so {nulls} without a clear difference {verb} underpowered rather than evidence "
+                 "of no effect")
     return text + "."
 
 
