@@ -10,26 +10,8 @@ from importlib import metadata
 from pathlib import Path
 
 from .. import results
-from .model import Report
+from .model import VERSIONED, Report
 
-#: Packages whose versions the provenance section lists.
-VERSIONED = (
-    "workbench",
-    "polars",
-    "numpy",
-    "scipy",
-    "statsmodels",
-    "krippendorff",
-    "pandas",
-    "pyarrow",
-    "msgspec",
-    "matplotlib",
-    "altair",
-    "vl-convert-python",
-    "papermill",
-    "nbconvert",
-    "ipykernel",
-)
 
 def results_sha256(r: Report) -> str:
     """sha256 of the canonical results document (what results.json holds)."""
