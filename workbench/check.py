@@ -33,13 +33,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import census, paired, stats
+from . import census, paired, stats, vocab
 from .config import Config
 from .errors import ConfigError, InputError
 from .scorecard import STATUS_MEASURED, cell_row_count, cell_rows, subset_filter, summarize_cell
+from .vocab import Rule, Verdict
 
-RULES: tuple[str, ...] = ("valid_mean", "zero_filled", "min_filled", "item_mean", "all_rows",
-                          "zero_filled_planned", "drop_sentinels_only", "raw_numeric_mean")
+RULES: tuple[str, ...] = vocab.names(Rule)
 """Candidate aggregation rules, in report order:
 
 ``valid_mean``: mean over rows with a valid value (scoreless rows dropped);
@@ -67,8 +67,7 @@ ZERO_RULES = ("zero_filled", "zero_filled_planned")
 VALID_RULES = ("valid_mean", "item_mean")
 HARNESS_RULES = ("drop_sentinels_only", "raw_numeric_mean")
 
-VERDICTS: tuple[str, ...] = ("holds", "shrinks", "reverses", "refuted", "inconclusive", "equivalent",
-                             "insufficient")
+VERDICTS: tuple[str, ...] = vocab.names(Verdict)
 
 CLAIM_KEYS: tuple[str, ...] = ("name", "field", "subset", "judge", "a", "b", "claimed")
 

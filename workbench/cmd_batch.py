@@ -33,6 +33,7 @@ from urllib.parse import quote
 from . import cli, outdir, terminal
 from .errors import WorkbenchError
 from .report import CSS, esc, num
+from .vocab import BatchStatus
 
 ENTRY_KEYS = {"name", "inputs", "config", "preset", "plan", "published", "claims", "params", "no_gate"}
 PATH_KEYS = ("config", "plan", "published", "claims")
@@ -210,7 +211,7 @@ def _last_error(text: str) -> str:
 
 #: Statuses that fail the batch (an entry with ``no_gate: true`` shows its failed gate as
 #: ``gate failed (no_gate)`` and does not).
-FAILING = ("error", "gate failed")
+FAILING = (BatchStatus.ERROR.value, BatchStatus.GATE_FAILED.value)
 
 
 def entry_status(returncode: int, out: Path, no_gate: bool) -> tuple[str, None]:

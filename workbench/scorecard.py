@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import stats
+from . import stats, vocab
 from .config import KEY_FIELDS, Config
+from .vocab import CellStatus
 
 #: Rows that exist for a cell: every keyed line except repeats counted once. Planned-but-absent
 #: judgments are added to a scorecard cell's ``rows`` (and counted in ``absent``) by
@@ -25,7 +26,7 @@ CELL_ROW_EXCLUDE = ("blank", "malformed", "duplicate", "missing_planned")
 
 RATE_CI_METHOD = "wilson_design_effect_t"
 
-STATUS_MEASURED, STATUS_INSUFFICIENT, STATUS_NOT_MEASURED = "measured", "insufficient", "not_measured"
+STATUS_MEASURED, STATUS_INSUFFICIENT, STATUS_NOT_MEASURED = vocab.names(CellStatus)
 
 
 def cell_rows(rows: pl.DataFrame) -> pl.DataFrame:
