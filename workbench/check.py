@@ -651,7 +651,7 @@ def _claimed_text(x: float) -> str:
 
 def _pct(x: float | None, n: int | None = None) -> str:
     """A rate with the precision its denominator ``n`` needs (the report's rule)."""
-    from .terminal import pct
+    from .text import pct
 
     return pct(x, n)
 

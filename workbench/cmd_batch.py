@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from . import cli, outdir, terminal
+from . import cliargs, outdir, terminal
 from .errors import WorkbenchError
 from .report import CSS, esc, num
 from .vocab import BatchStatus
@@ -222,9 +222,9 @@ def entry_status(returncode: int, out: Path, no_gate: bool) -> tuple[str, None]:
     """
     if not (out / "report.html").is_file():
         return "error", None
-    if returncode == cli.EXIT_GATE:
+    if returncode == cliargs.EXIT_GATE:
         return "gate failed", None
-    if returncode != cli.EXIT_OK:
+    if returncode != cliargs.EXIT_OK:
         return "error", None
     try:
         gate = json.loads((out / "results.json").read_text(encoding="utf-8")).get("gate") or {}
