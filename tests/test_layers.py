@@ -6,9 +6,10 @@ Layers, lowest first (``LAYERS`` below is the one definition; README "Architectu
   the statistics, the canonical JSON writer (``results``), file and output-folder checks,
   text made safe for a terminal (``text``). Imports nothing above.
 * ``config``: the Config and what reads a format (presets, detection, native readers).
-* ``ingest``: raw lines -> the row table with its ledger, and the plan (``ledger``).
+* ``ingest``: raw lines -> the row table with its ledger, the plan (``ledger``), and the
+  selections of rows every later stage shares and of the pairs a run compares (``selection``).
 * ``reduce``: the row table -> small typed tables of sufficient statistics.
-* ``stages``: census, scorecard, row and pair selections, paired analyses, ranks, forensic
+* ``stages``: census, scorecard, paired analyses, ranks, forensic
   checks, provenance and name checks, harness rules; the simulator and its calibration.
 * ``run``: the pipeline (inputs -> every stage -> the results document), the analyst's API on
   top of it, and what every command does with its arguments (``cliargs``: config, early
@@ -41,9 +42,9 @@ PKG = Path(__file__).resolve().parent.parent / "workbench"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("errors", "text", "vocab", "schemas", "stats", "results", "files", "outdir")),
     ("config", ("config", "detect", "formats")),
-    ("ingest", ("ingest", "ingest_*", "engine*", "ledger")),
+    ("ingest", ("ingest", "ingest_*", "engine*", "ledger", "selection")),
     ("reduce", ("reduce*",)),
-    ("stages", ("selection", "census", "scorecard", "paired", "ranks", "check", "provenance", "names",
+    ("stages", ("census", "scorecard", "paired", "ranks", "check", "provenance", "names",
                 "harness", "synth", "calibrate", "example")),
     ("run", ("pipeline", "api", "cliargs", "dask*", "distributed*")),
     ("presentation", ("terminal", "plots", "report", "report.*")),

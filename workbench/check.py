@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import census, paired, stats, vocab
+from . import census, paired, selection, stats, vocab
 from .config import Config
 from .errors import ConfigError, InputError
 from .scorecard import STATUS_MEASURED, cell_row_count, cell_rows, subset_filter, summarize_cell
@@ -321,7 +321,7 @@ def _rule_table(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None
         ns["item_mean"] = items.height
     # all_rows: every line as read, duplicates and conflicting re-judgments included
     every = rows.filter(scope & pl.col("line").is_not_null()
-                        & ~pl.col("bucket").is_in(["blank", "malformed", "missing_planned"])
+                        & selection.keyed_read()
                         & (pl.col(f"{field}__status") == "valid"))
     every_v = every.select(_every_value(cfg, field).alias("__v")).drop_nulls()["__v"]
     out["all_rows"] = _exact_sum(every_v.to_numpy()) / every_v.len() if every_v.len() else None
@@ -497,7 +497,7 @@ def _ambiguity(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
     """Why several rules give the printed value on these rows (which facts make them coincide)."""
     scope = _scope(rows, cfg, variant, judge, subset)
     read = rows.filter(scope & pl.col("line").is_not_null()
-                       & ~pl.col("bucket").is_in(["blank", "malformed", "missing_planned"]))
+                       & selection.keyed_read())
     cell = cell_rows(rows).filter(scope)
     valid = cell.filter(pl.col(fld).is_not_null())
     absent = rows.filter(scope & (pl.col("bucket") == "missing_planned")).height
@@ -844,7 +844,7 @@ def _units(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld: str,
         scope = scope.filter(pl.col("judge") == claim["judge"])
     if variants is not None:
         scope = scope.filter(pl.col("variant").is_in(variants))
-    keyed = scope.filter(~pl.col("bucket").is_in(["blank", "malformed", "duplicate"]))
+    keyed = scope.filter(selection.keyed_once())
     from .config import KEY_FIELDS
 
     return keyed.group_by(list(KEY_FIELDS)).agg(

@@ -119,7 +119,7 @@ def _task_plan(rows: pl.DataFrame, cfg: Config, task_file: str | None) -> tuple[
 
     keys = (cfg.tasks or {}).get("key") or ["question_id", "uid", "id", "session_id", "instruction"]
     keys = [keys] if isinstance(keys, str) else list(keys)
-    keyed = rows.filter(~pl.col("bucket").is_in(["blank", "malformed"]))
+    keyed = rows.filter(selection.keyed())
     parts = []
     used: list[str] = []
     for (f,), sub in sorted(keyed.partition_by(["file"], as_dict=True).items()):
