@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import census, paired, selection, stats, vocab
+from . import census, paired, schemas, selection, stats, vocab
 from .config import Config
 from .errors import ConfigError, InputError
 from .scorecard import STATUS_MEASURED, cell_row_count, cell_rows, subset_filter, summarize_cell
@@ -988,27 +988,9 @@ def claim_line(claim: dict[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- frames
 
-PUBLISHED_SCHEMA: dict[str, Any] = {
-    "variant": pl.String, "judge": pl.String, "subset": pl.String, "field": pl.String,
-    "published": pl.Float64, "decimals": pl.Int64, "reproduced_by": pl.List(pl.String),
-    "nearest_rule": pl.String, "nearest_value": pl.Float64, "distance": pl.Float64,
-    "valid_mean": pl.Float64, "finding": pl.String,
-}
-
-CLAIMS_SCHEMA: dict[str, Any] = {
-    "name": pl.String, "field": pl.String, "subset": pl.String, "judge": pl.String,
-    "a": pl.String, "b": pl.String, "claimed": pl.Float64, "recomputed": pl.Float64,
-    "ci_low": pl.Float64, "ci_high": pl.Float64, "paired": pl.Float64,
-    "paired_ci_low": pl.Float64, "paired_ci_high": pl.Float64, "zero_filled": pl.Float64,
-    "valid_n_a": pl.Int64, "rows_a": pl.Int64, "valid_n_b": pl.Int64, "rows_b": pl.Int64,
-    "status_a": pl.String, "status_b": pl.String, "missing_rate_a": pl.Float64,
-    "missing_rate_b": pl.Float64, "bound_low": pl.Float64, "bound_high": pl.Float64,
-    "fisher_p": pl.Float64, "missingness_p": pl.Float64, "missingness_method": pl.String,
-    "judge_missingness_p": pl.Float64, "p": pl.Float64, "p_holm": pl.Float64,
-    "equivalence_margin": pl.Float64, "verdict": pl.String, "confounded": pl.Boolean,
-    "confounded_missing": pl.Boolean, "confounded_judges": pl.Boolean,
-    "confounding_notes": pl.List(pl.String), "notes": pl.List(pl.String),
-}
+#: The tables' schemas are defined once, in workbench.schemas; these names are kept for callers.
+PUBLISHED_SCHEMA: dict[str, Any] = dict(schemas.PUBLISHED_CHECK.columns)
+CLAIMS_SCHEMA: dict[str, Any] = dict(schemas.CLAIMS.columns)
 
 
 def published_frame(checks: list[dict[str, Any]]) -> pl.DataFrame:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import selection, stats, vocab
+from . import schemas, selection, stats, vocab
 from .config import KEY_FIELDS, Config
 from .selection import CELL_ROW_EXCLUDE, cell_rows  # noqa: F401  (re-exported: row selections live there)
 from .vocab import CellStatus
@@ -143,15 +143,7 @@ def scorecard(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     return pl.DataFrame(records, schema=_SCHEMA)
 
 
-_SCHEMA = {
-    "variant": pl.String, "judge": pl.String, "subset": pl.String, "field": pl.String,
-    "mean": pl.Float64, "valid_n": pl.Int64, "rows": pl.Int64, "clusters": pl.Int64,
-    "zero_filled_mean": pl.Float64, "zero_filled_diff": pl.Float64,
-    "lower_bound": pl.Float64, "upper_bound": pl.Float64, "se": pl.Float64, "se_clustered": pl.Float64,
-    "ci_low": pl.Float64, "ci_high": pl.Float64, "ci_method": pl.String,
-    "boot_low": pl.Float64, "boot_high": pl.Float64, "icc": pl.Float64, "design_effect": pl.Float64,
-    "status": pl.String, "absent": pl.Int64,
-}
+_SCHEMA = dict(schemas.SCORECARD.columns)  # defined once, in workbench.schemas
 
 
 # --------------------------------------------------------------------------- binary rates
