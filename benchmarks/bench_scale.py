@@ -188,6 +188,12 @@ def child_stages(path: str, out: str, resamples: int | None) -> dict[str, Any]:
     # nested inside the stages above: reported as "of which"
     for name in ("cluster_bootstrap_mean", "cluster_bootstrap_diff"):
         wrap(stats, name, "of which: cluster bootstrap")
+    try:  # the joint bootstrap (issue 12): one pass per stage over per-scenario sums
+        from workbench import reduce as _reduce
+
+        wrap(_reduce.JointBootstrap, "run", "of which: cluster bootstrap")
+    except ImportError:  # before workbench/reduce.py
+        pass
     wrap(stats, "contingency_test", "of which: permutation tests")
 
     argv = ["analyze", path, "--out", out, "--quiet", "--no-gate"]
