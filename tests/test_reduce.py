@@ -50,8 +50,11 @@ def design(seed: int = 5, scenarios: int = 9) -> list[dict[str, Any]]:
 
 def naive_weights(scenarios: list[str], seed: int, resamples: int) -> list[dict[str, int]]:
     out = []
+    rng = None
     for r in range(resamples):
-        draws = np.random.default_rng([seed, r]).integers(len(scenarios), size=len(scenarios))
+        if r % 64 == 0:  # 64 resamples per generator, one after the other
+            rng = np.random.default_rng([seed, r // 64])
+        draws = rng.integers(len(scenarios), size=len(scenarios))
         w = dict.fromkeys(scenarios, 0)
         for i in draws.tolist():
             w[scenarios[i]] += 1
@@ -78,13 +81,17 @@ def pct(x: list[float], c: float = 0.95) -> tuple[float, float]:
 
 
 def test_weights_are_per_resample_multinomial_counts() -> None:
-    w = stats.joint_bootstrap_weights(7, 0, 20, 3)
-    assert w.shape == (20, 7) and np.all(w.sum(axis=1) == 7)
-    for r in (0, 5, 19):
-        draws = np.random.default_rng([3, r]).integers(7, size=7)
+    w = stats.joint_bootstrap_weights(7, 0, 150, 3)
+    assert w.shape == (150, 7) and np.all(w.sum(axis=1) == 7)
+    for r in (0, 5, 63, 64, 149):
+        rng = np.random.default_rng([3, r // 64])
+        for _ in range(r % 64):
+            rng.integers(7, size=7)
+        draws = rng.integers(7, size=7)
         assert w[r].tolist() == [float(list(draws).count(g)) for g in range(7)]
     # a resample's weights do not depend on the block it is drawn in
     assert np.array_equal(stats.joint_bootstrap_weights(7, 5, 9, 3), w[5:9])
+    assert np.array_equal(stats.joint_bootstrap_weights(7, 60, 131, 3), w[60:131])
 
 
 def test_joint_means_match_a_loop_and_undefined_is_nan() -> None:

@@ -225,6 +225,8 @@ class JointBootstrap:
             return out
         width = max(1, _GROUP_BYTES // (16 * g))
         per = max(1, stats._JOINT_BLOCK_CELLS // g)
+        if per >= stats.JOINT_SEED_BLOCK:  # whole generator blocks: none drawn twice
+            per -= per % stats.JOINT_SEED_BLOCK
         # integer columns together, so their groups can take the exact float32 path
         kinds = [not (np.all(self.columns[c].s >= 0) and np.all(self.columns[c].s == np.floor(self.columns[c].s)))
                  for c in cols]

@@ -1747,21 +1747,32 @@ JOINT_BOOTSTRAP_METHOD = "joint_cluster_bootstrap_multinomial"
 _JOINT_BLOCK_CELLS = 4_000_000
 
 
+JOINT_SEED_BLOCK = 64
+"""Resamples drawn from one generator: resample r comes from ``default_rng([seed, r // 64])``."""
+
+
 def joint_bootstrap_weights(n_clusters: int, start: int, stop: int, seed: int) -> NDArray[np.float64]:
     """Return the bootstrap weights of resamples ``start..stop-1``: shape (stop - start, G).
 
     The standard cluster bootstrap (Field & Welsh 2007) drawn once per run: resample r
-    draws G clusters with replacement from the run's canonical cluster index (uniform,
-    ``default_rng([seed, r]).integers(G, size=G)``) and weight w_rg is how often cluster g
-    was drawn, i.e. a Multinomial(G; 1/G, ..., 1/G) vector summing to G. Every resample has
-    its own generator, so a resample's weights do not depend on how resamples are blocked,
-    on the number of resamples requested, or on which cells use them.
+    draws G clusters with replacement from the run's canonical cluster index, uniformly,
+    and weight w_rg is how often cluster g was drawn, i.e. a Multinomial(G; 1/G, ..., 1/G)
+    vector summing to G. The draws of resamples 64k..64k+63 come one after the other from
+    ``default_rng([seed, k])`` (``integers(G, size=G)`` each), so a resample's weights do
+    not depend on how resamples are blocked in memory, on the number of resamples
+    requested, or on which cells use them.
     """
     g = int(n_clusters)
     out = np.empty((max(0, stop - start), g), dtype=np.float64)
-    for i, r in enumerate(range(start, stop)):
-        rng = np.random.default_rng([int(seed), int(r)])
-        out[i] = np.bincount(rng.integers(g, size=g), minlength=g)
+    if stop <= start:
+        return out
+    k = JOINT_SEED_BLOCK
+    for block in range(start // k, (stop - 1) // k + 1):
+        rng = np.random.default_rng([int(seed), int(block)])
+        for r in range(block * k, min(stop, (block + 1) * k)):
+            draw = rng.integers(g, size=g)
+            if r >= start:
+                out[r - start] = np.bincount(draw, minlength=g)
     return out
 
 
