@@ -206,3 +206,30 @@ def test_budget_caps_resamples_and_is_recorded(tmp_path: Path) -> None:
     rows, _ = wb.read_rows([str(write(tmp_path / "r.jsonl", lines))], cfg2)
     jb = reduce.JointBootstrap.for_rows(rows, cfg2)
     assert (jb.resamples, jb.resamples_requested, jb.budget) == (200, 300, 2400)
+
+
+def test_results_record_the_bootstrap_and_the_budget_is_applied(tmp_path: Path) -> None:
+    from workbench import cli
+
+    path = write(tmp_path / "r.jsonl", design(scenarios=12))
+    out = tmp_path / "out"
+    # 12 scenarios x 300 resamples = 3600 > budget 1200: 1200 // 12 = 100, raised to the floor 150
+    assert cli.main(["analyze", str(path), "--out", str(out), "--resamples", "300", "-q", "--no-gate",
+                     "-p", "bootstrap.budget", "1200", "-p", "bootstrap.min_resamples", "150"]) == 0
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    boot = doc["bootstrap"]
+    assert boot["method"] == stats.JOINT_BOOTSTRAP_METHOD
+    assert (boot["resamples_requested"], boot["resamples"], boot["budget"], boot["scenarios"]) == (300, 150, 1200, 12)
+    assert doc["config"]["bootstrap"]["budget"] == 1200
+    n_cells = len(doc["scorecard"])
+    assert boot["computed"]["scorecard"] == n_cells
+    assert boot["computed"]["judge_offset"] == len(doc["judge_offsets"])
+    assert boot["computed"]["contrast"] == len(doc["contrasts"])
+    # the recorded resamples are the ones used: a run asking for exactly 150 gives the same intervals
+    out2 = tmp_path / "out2"
+    assert cli.main(["analyze", str(path), "--out", str(out2), "--resamples", "150", "-q", "--no-gate",
+                     "-p", "bootstrap.budget", "null"]) == 0
+    doc2 = json.loads((out2 / "results.json").read_text(encoding="utf-8"))
+    assert [(c["boot_low"], c["boot_high"]) for c in doc["scorecard"]] == [
+        (c["boot_low"], c["boot_high"]) for c in doc2["scorecard"]]
+    assert doc2["bootstrap"]["budget"] is None and doc2["bootstrap"]["resamples"] == 150
