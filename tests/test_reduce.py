@@ -233,3 +233,14 @@ def test_results_record_the_bootstrap_and_the_budget_is_applied(tmp_path: Path) 
     assert [(c["boot_low"], c["boot_high"]) for c in doc["scorecard"]] == [
         (c["boot_low"], c["boot_high"]) for c in doc2["scorecard"]]
     assert doc2["bootstrap"]["budget"] is None and doc2["bootstrap"]["resamples"] == 150
+
+
+def test_every_bootstrap_figure_is_independent_of_line_order(tmp_path: Path) -> None:
+    lines = design(seed=2, scenarios=10)
+    shuffled = lines[:]
+    random.Random(9).shuffle(shuffled)
+    cfg = cfg_of(subsets={"low": {"scenario": ["s1", "s2", "s3"]}})
+    docs = [wb.run([str(write(tmp_path / f"{i}.jsonl", ls))], cfg).doc for i, ls in enumerate((lines, shuffled))]
+    for key in ("scorecard", "judge_offsets", "contrasts", "bootstrap"):
+        assert json.dumps(docs[0][key], sort_keys=True) == json.dumps(docs[1][key], sort_keys=True), key
+    assert docs[0]["bootstrap"]["computed"]["contrast_paired"] == len(docs[0]["contrasts"])
