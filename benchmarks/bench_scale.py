@@ -65,7 +65,7 @@ sys.path.insert(0, str(HERE))
 
 import generate  # noqa: E402
 
-MEASUREMENTS = ("duckdb", "polars", "pandas", "ingest", "analyze", "analyze-nogate", "stages")
+MEASUREMENTS = ("duckdb", "polars", "pandas", "ingest", "analyze", "analyze-nogate", "stages", "bootstrap")
 SMOKE_ROWS = 60_000
 
 
@@ -188,6 +188,12 @@ def child_stages(path: str, out: str, resamples: int | None) -> dict[str, Any]:
     # nested inside the stages above: reported as "of which"
     for name in ("cluster_bootstrap_mean", "cluster_bootstrap_diff"):
         wrap(stats, name, "of which: cluster bootstrap")
+    try:  # the joint bootstrap (issue 12): one pass per stage over per-scenario sums
+        from workbench import reduce as _reduce
+
+        wrap(_reduce.JointBootstrap, "run", "of which: cluster bootstrap")
+    except ImportError:  # before workbench/reduce.py
+        pass
     wrap(stats, "contingency_test", "of which: permutation tests")
 
     argv = ["analyze", path, "--out", out, "--quiet", "--no-gate"]
@@ -216,7 +222,8 @@ def child_stages(path: str, out: str, resamples: int | None) -> dict[str, Any]:
     return {
         "imports_seconds": t_imported - t_start,
         "run_seconds": t_run,
-        "resamples": cfg.resamples,
+        "resamples": analysis.doc.get("bootstrap", {}).get("resamples", cfg.resamples),
+        "resamples_requested": cfg.resamples,
         "cells": len(analysis.doc.get("scorecard", [])),
         "contrasts": len(analysis.doc.get("contrasts", [])),
         "judge_offsets": len(analysis.doc.get("judge_offsets", [])),
@@ -224,6 +231,42 @@ def child_stages(path: str, out: str, resamples: int | None) -> dict[str, Any]:
         "stages": timing,
         "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
     }
+
+
+def child_bootstrap(path: str, resamples: int) -> dict[str, Any]:
+    """The joint cluster bootstrap alone at ``resamples`` (budget off): the statistics a run
+    bootstraps (every scorecard cell, judge offset and contrast) on the file's scenarios.
+    Only ``JointBootstrap.run`` is timed (wall and CPU); the stages around it run as usual."""
+    import resource
+
+    import workbench as wb
+    from workbench import paired, reduce
+    from workbench import scorecard as sc
+
+    cfg = wb.load_config(overrides={"bootstrap": {"resamples": resamples, "budget": None}})
+    rows, _ = wb.read_rows([path], cfg)
+    spent = {"wall": 0.0, "cpu": 0.0, "passes": 0}
+    run = reduce.JointBootstrap.run
+
+    def timed(self: Any) -> None:
+        t0, c0 = time.perf_counter(), time.process_time()
+        try:
+            run(self)
+        finally:
+            spent["wall"] += time.perf_counter() - t0
+            spent["cpu"] += time.process_time() - c0
+            spent["passes"] += 1
+
+    reduce.JointBootstrap.run = timed  # type: ignore[method-assign]
+    jb = reduce.JointBootstrap.for_rows(rows, cfg)
+    t0 = time.perf_counter()
+    sc.scorecard(rows, cfg, jb)
+    paired.judge_offsets(rows, cfg, joint=jb)
+    paired.contrasts(rows, cfg, joint=jb)
+    return {"bootstrap": {"resamples": jb.resamples, "scenarios": len(jb.scenarios), "columns": len(jb.columns),
+                          "intervals": jb.computed, "seconds": spent["wall"], "cpu_seconds": spent["cpu"],
+                          "passes": spent["passes"], "stages_seconds": time.perf_counter() - t0},
+            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
 
 
 def _time_check(analysis: Any, cfg: Any, out: Path, record: Any, timing: dict) -> dict[str, Any]:
@@ -263,6 +306,8 @@ def child_main(argv: list[str]) -> int:
         out = child_pandas(rest[0])
     elif kind == "ingest":
         out = child_ingest(rest[0])
+    elif kind == "bootstrap":
+        out = child_bootstrap(rest[0], int(rest[1]))
     elif kind == "stages":
         out = child_stages(rest[0], rest[1], int(rest[2]) if rest[2] != "-" else None)
     else:
@@ -391,6 +436,10 @@ def run_size(rows: int, args: argparse.Namespace, only: set[str], record: dict[s
         st = "-" if args.stage_resamples is None else str(args.stage_resamples)
         plan.append(("stages", "analyze, stages timed in-process", [*me, "stages", str(path),
                                                                      str(outdir / "stages"), st]))
+    if "bootstrap" in only:
+        full = args.bootstrap_resamples
+        plan.append(("bootstrap", f"joint cluster bootstrap alone, {full:,} resamples (no budget)",
+                     [*me, "bootstrap", str(path), str(full)]))
     if "duckdb" in only and len(plan) > 1:
         plan.append(("duckdb", "DuckDB again (after the others)", [*me, "duckdb", str(path)]))
 
@@ -442,6 +491,11 @@ def _note(rec: dict[str, Any], meta: dict[str, Any]) -> str:
         unkeyed = res["rows_seen"] - res["rows_keyed"]
         return (f"{res.get('groups')} keyed groups; of {meta['rows']:,} lines: {res['rows_keyed']:,} rows "
                 f"with keys, {unkeyed:,} without keys, {gone:,} dropped; no line numbers, no reasons")
+    if "bootstrap" in res:
+        b = res["bootstrap"]
+        return (f"joint bootstrap {b['seconds']:.1f} s wall, {b['cpu_seconds']:.1f} s CPU ({b['passes']} passes): "
+                f"{b['resamples']:,} resamples x {b['scenarios']:,} scenarios x {b['columns']} columns; "
+                f"intervals {b['intervals']}; the stages around it {b['stages_seconds']:.1f} s")
     if rec["kind"].startswith("analyze"):
         return " | ".join(rec["stdout_tail"][-1:] + rec["stderr_tail"][-1:])
     return " | ".join(rec["stderr_tail"])
@@ -501,6 +555,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resamples", type=int, help="cap the bootstrap of the analyze runs (default: none)")
     ap.add_argument("--stage-resamples", type=int,
                     help="resamples of the stage-timed run (default: the workbench default, 10,000)")
+    ap.add_argument("--bootstrap-resamples", type=int, default=10_000,
+                    help="resamples of the `bootstrap` measurement: the joint bootstrap alone, budget off "
+                         "(default 10,000, the full bootstrap beside the default run's budgeted one)")
     ap.add_argument("--pandas-max-rows", type=int, default=1_000_000)
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per measurement")
     ap.add_argument("--show", metavar="RECORD.json", help="print the tables of a saved record and exit")

@@ -302,7 +302,9 @@ def test_recorded_config_is_the_one_used_on_every_route(good: str, tmp_path: Pat
                  "-p", "confidence", "0.9", "--resamples", "100", "-q"])
     assert o.code == 0, o.err
     rec = json.loads((out / "results.json").read_text(encoding="utf-8"))["config"]
-    assert (rec["min_valid_n"], rec["bootstrap"], rec["confidence"]) == (5, {"resamples": 100, "seed": 9}, 0.9)
+    # the bootstrap's budget and floor (issue 12) are recorded with their defaults beside the flags'
+    assert (rec["min_valid_n"], rec["bootstrap"], rec["confidence"]) == (
+        5, {"resamples": 100, "seed": 9, "budget": 50_000_000, "min_resamples": 1000}, 0.9)
 
 
 def test_schema_is_derived_from_defaults() -> None:

@@ -62,6 +62,15 @@ METHODS: dict[str, dict[str, Any]] = {
                          "headline": False},
     "offset_cluster_t": {"kind": "coverage", "what": "judge offset interval", "status": "after",
                          "headline": True},
+    "offset_joint_bootstrap": {"kind": "coverage", "what": "judge offset interval (joint bootstrap, beside)",
+                               "status": "after", "headline": False},
+    "cell_bootstrap": {"kind": "coverage", "what": "scorecard mean interval (per-cell bootstrap)",
+                       "status": "before", "headline": False},
+    "cell_joint_bootstrap": {"kind": "coverage", "what": "scorecard mean interval (joint bootstrap, beside)",
+                             "status": "after", "headline": False},
+    "contrast_joint_bootstrap": {"kind": "coverage",
+                                 "what": "variant contrast interval (joint bootstrap of the two cells, beside)",
+                                 "status": "after", "headline": False},
     "offset_paired_t": {"kind": "coverage", "what": "judge offset interval (ignores clustering)",
                         "status": "before", "headline": False},
     "offset_wilcoxon": {"kind": "fpr", "what": "judge offset test", "status": "before", "headline": False},
@@ -95,6 +104,18 @@ def grid_model(scenarios: int, missing: str, offset: str) -> Model:
     if offset == "varying":
         base = replace(base, judge_offset_sd=0.5, variant_scenario_sd=0.3)
     return base
+
+
+def _labels(codes: np.ndarray) -> np.ndarray:
+    return np.char.zfill(codes.astype(str), 5)
+
+
+def _joint(g_n: int, seed: int) -> Any:
+    """The workbench's joint bootstrap over a data set's scenarios (every scenario of the set)."""
+    from .reduce import JointBootstrap
+
+    return JointBootstrap(scenarios=sorted(_labels(np.arange(g_n)).tolist()), seed=seed, resamples=BOOT,
+                          resamples_requested=BOOT, confidence=CONFIDENCE)
 
 
 def _one_set(score: np.ndarray, valid: np.ndarray, tr: dict[str, Any], seed: int) -> dict[str, Any]:
@@ -143,6 +164,12 @@ def _one_set(score: np.ndarray, valid: np.ndarray, tr: dict[str, Any], seed: int
             return None if lo is None or hi is None else bool(lo <= true_off <= hi)
 
         out["offset_bootstrap"] = cov(b_lo, b_hi)
+        # what the workbench computes now: the run's scenario weights on per-scenario sums
+        jb = _joint(g_n, seed)
+        rec: dict[str, Any] = {}
+        jb.request(rec, jb.add_values(_labels(dg), d))
+        jb.run()
+        out["offset_joint_bootstrap"] = cov(rec["boot_low"], rec["boot_high"])
         out["offset_cluster_t"] = cov(c_lo, c_hi)
         out["offset_paired_t"] = cov(t_lo, t_hi)
         if true_off == 0.0:
@@ -170,6 +197,20 @@ def _one_set(score: np.ndarray, valid: np.ndarray, tr: dict[str, Any], seed: int
         lo, hi = stats.t_interval(m, stats.clustered_se(xa, ca), np.unique(ca).size - 1, CONFIDENCE)
         out["cell_cluster_t"] = None if lo is None else bool(lo <= true_a <= hi)
     true_diff = tr["contrasts"][0]["diff"]
+    if np.unique(ca).size >= 2 and xb.size:
+        b_lo, b_hi = stats.cluster_bootstrap_mean(xa, ca, BOOT, seed, CONFIDENCE)
+        out["cell_bootstrap"] = bool(b_lo <= true_a <= b_hi)
+        jb = _joint(g_n, seed)
+        cell: dict[str, Any] = {}
+        con: dict[str, Any] = {}
+        col_a, col_b = jb.add_values(_labels(ca), xa), jb.add_values(_labels(cb), xb)
+        jb.request(cell, col_a)
+        jb.request(con, col_a, col_b)
+        jb.run()
+        out["cell_joint_bootstrap"] = None if cell["boot_low"] is None else bool(
+            cell["boot_low"] <= true_a <= cell["boot_high"])
+        out["contrast_joint_bootstrap"] = None if con["boot_low"] is None else bool(
+            con["boot_low"] <= true_diff <= con["boot_high"])
     ds = stats.diff_clustered(xa, ca, xb, cb, CONFIDENCE)
     out["contrast_cluster_t"] = None if ds.ci_low is None else bool(ds.ci_low <= true_diff <= ds.ci_high)
     # paired contrast: rows matched on trial number (before) vs (scenario, judge) means (after)

@@ -671,9 +671,13 @@ def _side(rows: pl.DataFrame, cfg: Config, variant: str, claim: dict[str, Any],
     cell = cell_rows(rows).filter(scope)
     absent = rows.filter((pl.col("bucket") == "missing_planned") & scope).height
     valid = cell.filter(pl.col(fld).is_not_null())
+    from .reduce import JointBootstrap
+
+    joint = JointBootstrap.for_rows(rows, cfg)  # the run's scenario weights
     summ = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(),
                           cell_row_count(cell) + absent, cfg,
-                          key=("claim", variant, claim["judge"], claim["subset"], fld))
+                          key=("claim", variant, claim["judge"], claim["subset"], fld), joint=joint)
+    joint.run()
     return {"summary": summ, "judges": sorted(set(cell["judge"].drop_nulls().to_list()))}
 
 

@@ -26,6 +26,11 @@ KEY_FIELDS: tuple[str, ...] = ("scenario", "variant", "trial", "judge")
 PathToken = str | int
 FieldPath = tuple[PathToken, ...]
 
+BOOTSTRAP_BUDGET = 50_000_000
+"""Default ``bootstrap.budget``: most resamples x scenarios the joint cluster bootstrap draws
+(see docs/config.md); with more scenarios the resamples drop to budget // scenarios, never
+below ``bootstrap.min_resamples``."""
+
 DEFAULTS: dict[str, Any] = {
     "keys": {k: k for k in KEY_FIELDS},
     "scores": {
@@ -59,7 +64,7 @@ DEFAULTS: dict[str, Any] = {
     "min_valid_n": 10,
     "min_clusters": 3,
     "confidence": 0.95,
-    "bootstrap": {"resamples": 10000, "seed": 20260819},
+    "bootstrap": {"resamples": 10000, "seed": 20260819, "budget": BOOTSTRAP_BUDGET, "min_resamples": 1000},
     "alpha": 0.05,
     "power": 0.8,
     "target_effect": 0.5,
@@ -175,6 +180,8 @@ class Config:
     consistency_gap: float
     honesty_high: float
     pass_k: int | None = None
+    bootstrap_budget: int | None = None
+    bootstrap_min_resamples: int = 1000
     equivalence_margin: float | None = None
     trials_matched: bool = False
     preference_scale: tuple[float, float] | None = None
@@ -838,6 +845,10 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         confidence=_num(m["confidence"], "confidence", 0.5, 0.999),
         resamples=_int(boot.get("resamples", 10000), "bootstrap.resamples", 100, MAX_RESAMPLES),
         seed=_int(boot.get("seed", 0), "bootstrap.seed", 0, MAX_SEED),
+        bootstrap_budget=(None if boot.get("budget") is None
+                          else _int(boot["budget"], "bootstrap.budget", 1_000, 10**13)),
+        bootstrap_min_resamples=_int(boot.get("min_resamples", 1000), "bootstrap.min_resamples", 100,
+                                     MAX_RESAMPLES),
         alpha=_num(m["alpha"], "alpha", 1e-6, 0.5),
         power=_num(m["power"], "power", 0.5, 0.999),
         target_effect=_num(m["target_effect"], "target_effect", above=0),

@@ -21,6 +21,7 @@ import polars as pl
 
 from . import selection, stats
 from .config import Config
+from .reduce import JointBootstrap
 from .scorecard import cell_rows, subset_filter
 
 ITEM = ["scenario", "variant", "trial"]
@@ -61,7 +62,7 @@ def _kappa_labels(a: np.ndarray, b: np.ndarray, cfg: Config) -> np.ndarray | Non
 
 
 def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: str | None,
-                   subset: str | None, seed_offset: int) -> dict[str, Any]:
+                   subset: str | None, seed_offset: int, joint: JointBootstrap | None = None) -> dict[str, Any]:
     fld = cfg.headline
     scope = cell_rows(rows).filter(subset_filter(cfg, subset))
     if variant is not None:
@@ -74,14 +75,13 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
     only_b = items_b.join(items_a, on=ITEM, how="anti").height
     a, b, d = pairs["a"].to_numpy(), pairs["b"].to_numpy(), pairs["diff"].to_numpy()
     sc = pairs["scenario"].to_numpy()
-    ps = stats.paired_summary(d, sc, cfg.confidence, cfg.resamples,
-                              stats.derive_seed(cfg.seed, "judge_offset", ja, jb, variant, subset, fld))
+    ps = stats.paired_summary(d, sc, cfg.confidence, bootstrap=False)
     p_cl = None
     if ps.se_clustered is not None and ps.se_clustered > 0 and ps.df_clustered is not None:
         from scipy import stats as _sps
 
         p_cl = float(2.0 * _sps.t.sf(abs(ps.mean / ps.se_clustered), ps.df_clustered))
-    return {
+    rec = {
         "judge_a": ja, "judge_b": jb, "variant": variant, "subset": subset, "field": fld,
         "pairs": ps.n, "clusters": ps.clusters, "only_a": only_a, "only_b": only_b,
         "mean_diff": ps.mean, "ci_low": ps.ci_low_clustered, "ci_high": ps.ci_high_clustered,
@@ -100,10 +100,18 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
         "krippendorff_alpha": stats.krippendorff_alpha(a, b) if ps.n else None,
         "spearman": stats.spearman(a, b) if ps.n else None,
     }
+    # boot_low/boot_high: the joint bootstrap of the per-scenario sums of within-item
+    # differences (weighted mean difference), on the run's scenario weights
+    boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)
+    boot.request(rec, boot.add_values(sc, d), where=f"judge_offset:{ja}-{jb}/{variant or ''}/{subset or ''}/{fld}")
+    if joint is None:
+        boot.run()
+    return rec
 
 
 def judge_offsets(rows: pl.DataFrame, cfg: Config,
-                  progress: Callable[[int | None], None] | None = None) -> list[dict[str, Any]]:
+                  progress: Callable[[int | None], None] | None = None,
+                  joint: JointBootstrap | None = None) -> list[dict[str, Any]]:
     """Every judge pair (sorted by name, offset = first minus second), all variants then each.
 
     ``ci_low``/``ci_high`` (the headline) is the CR1 clustered t interval with df = G - 1
@@ -120,13 +128,15 @@ def judge_offsets(rows: pl.DataFrame, cfg: Config,
     variants, _ = selection.offset_variants(rows, cfg, len(judge_pairs))
     out = []
     k = 0
+    boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)
     for ja, jb in judge_pairs:
         for subset in [None, *cfg.subsets]:
             for variant in [None, *variants] if subset is None else [None]:
                 k += 1
-                out.append(_offset_record(rows, cfg, ja, jb, variant, subset, 1000 + k))
+                out.append(_offset_record(rows, cfg, ja, jb, variant, subset, 1000 + k, boot))
                 if progress is not None:
                     progress(1)
+    boot.run()
     return out
 
 
@@ -204,8 +214,15 @@ def _power_inputs(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray
 
 def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str | None = None,
                     subset: str | None = None, judge: str | None = None,
-                    seed_offset: int = 0) -> dict[str, Any]:
-    """One contrast a - b on valid values: unpaired, paired, leave-one-out range and power."""
+                    seed_offset: int = 0, joint: JointBootstrap | None = None) -> dict[str, Any]:
+    """One contrast a - b on valid values: unpaired, paired, leave-one-out range and power.
+
+    ``boot_low``/``boot_high``: joint cluster bootstrap of mean_a - mean_b, the difference
+    of the two cells' resampled means on the same scenario weights (so it is coherent with
+    the cells' own ``boot_*``); ``paired_boot_low``/``paired_boot_high``: the same weights on
+    the per-scenario sums of matched-unit differences. From ``joint`` (the run's; filled in
+    when it runs), else a bootstrap over ``rows``'s scenarios run at once.
+    """
     fld = field or cfg.headline
     scope = cell_rows(rows).filter(subset_filter(cfg, subset))
     if judge is not None:
@@ -218,8 +235,7 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
     xb, cb = vb[fld].to_numpy(), vb["scenario"].to_numpy()
     ds = stats.diff_clustered(xa, ca, xb, cb, cfg.confidence)
     m, unit = matched_units(scope, a, b, fld, cfg.trials_matched)
-    ps = stats.paired_summary(m["diff"].to_numpy(), m["scenario"].to_numpy(), cfg.confidence,
-                              cfg.resamples, stats.derive_seed(cfg.seed, "contrast", a, b, fld, subset, judge))
+    ps = stats.paired_summary(m["diff"].to_numpy(), m["scenario"].to_numpy(), cfg.confidence, bootstrap=False)
     loo_min, loo_max = stats.leave_one_cluster_out_diff(xa, ca, xb, cb) if xa.size and xb.size else (None, None)
     power = _power_inputs(xa, ca, xb, cb, m, unit)
     n_need = (stats.n_needed(power["sd"], cfg.target_effect, cfg.alpha, cfg.power, rho=power["rho"],
@@ -233,16 +249,18 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
         (both["scenario"] + "\x1f" + both["variant"] + "\x1f" + both["trial"].cast(pl.String)).to_numpy())
         if va.height and vb.height else (None, None, 0, 0.0))
     plan = stats.cluster_power_plan(bv, wv, g_plan, t0, cfg.target_effect, cfg.alpha, cfg.power)
-    return {
+    rec = {
         "a": a, "b": b, "field": fld, "subset": subset, "judge": judge,
         "mean_a": float(xa.mean()) if xa.size else None, "valid_n_a": int(xa.size),
         "mean_b": float(xb.mean()) if xb.size else None, "valid_n_b": int(xb.size),
         "diff": ds.diff, "se": ds.se, "df": ds.df, "ci_low": ds.ci_low, "ci_high": ds.ci_high, "p": ds.p_value,
+        "boot_low": None, "boot_high": None,
         "paired_unit": unit, "paired_diff": ps.mean,
         "paired_ci_low": ps.ci_low_clustered if ps.ci_low_clustered is not None else ps.ci_low,
         "paired_ci_high": ps.ci_high_clustered if ps.ci_high_clustered is not None else ps.ci_high,
         "paired_ci_method": ("cluster_t" if ps.ci_low_clustered is not None
                              else "paired_t" if ps.ci_low is not None else None),
+        "paired_boot_low": None, "paired_boot_high": None,
         "matched": ps.n,
         "unmatched_a": va.select(key).unique().join(matched_keys, on=key, how="anti").height,
         "unmatched_b": vb.select(key).unique().join(matched_keys, on=key, how="anti").height,
@@ -263,10 +281,21 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
         "trials_ceiling_power": plan["trials_ceiling_power"], "power_statement": plan["statement"],
         "between_scenario_var": bv, "within_scenario_var": wv,
     }
+    boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)
+    where = f"{a}-{b}/{fld}/{subset or ''}/{judge or ''}"
+    if xa.size and xb.size:
+        boot.request(rec, boot.add_values(ca, xa), boot.add_values(cb, xb), where="contrast:" + where)
+    if ps.n:
+        boot.request(rec, boot.add_values(m["scenario"].to_numpy(), m["diff"].to_numpy()),
+                     keys=("paired_boot_low", "paired_boot_high"), where="contrast_paired:" + where)
+    if joint is None:
+        boot.run()
+    return rec
 
 
 def contrasts(rows: pl.DataFrame, cfg: Config,
-              progress: Callable[[int | None], None] | None = None) -> list[dict[str, Any]]:
+              progress: Callable[[int | None], None] | None = None,
+              joint: JointBootstrap | None = None) -> list[dict[str, Any]]:
     """All configured (or all) variant pairs on the headline, for all scenarios and per subset.
 
     ``p_holm``: Holm adjustment of the unpaired clustered p-values within each family
@@ -286,10 +315,11 @@ def contrasts(rows: pl.DataFrame, cfg: Config,
     """
     pairs = _variant_pairs(rows, cfg)
     out = []
+    boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)
     for subset in [None, *cfg.subsets]:
         fam = []
         for i, (a, b) in enumerate(pairs):
-            fam.append(contrast_record(rows, cfg, a, b, None, subset, None, i))
+            fam.append(contrast_record(rows, cfg, a, b, None, subset, None, i, boot))
             if progress is not None:
                 progress(1)
         adj = stats.holm([r["p"] for r in fam])
@@ -297,6 +327,7 @@ def contrasts(rows: pl.DataFrame, cfg: Config,
             r["p_holm"] = p
             r.update(contrast_call(r, cfg.alpha, cfg.target_effect))
         out.extend(fam)
+    boot.run()
     return out
 
 

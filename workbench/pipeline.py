@@ -201,8 +201,12 @@ def run(
     if cfg.explode is not None:
         # one input line holds several judgments: the ledger counts judgments (rows)
         doc["ledger_notes"]["input_lines"] = sum(s.lines for s in sources)
-    stage(f"scorecard (cluster bootstrap, {cfg.resamples} resamples per cell)")
-    card = schemas.conform(scorecard_table(rows, cfg), schemas.SCORECARD)
+    from .reduce import JointBootstrap
+
+    joint = JointBootstrap.for_rows(rows, cfg)
+    stage(f"scorecard (joint cluster bootstrap, {joint.resamples} resamples over "
+          f"{len(joint.scenarios)} scenarios)")
+    card = schemas.conform(scorecard_table(rows, cfg, joint), schemas.SCORECARD)
     flags = schemas.conform(flag_rates(rows, cfg), schemas.FLAG_RATES)
     passes = schemas.conform(pass_rates(rows, cfg), schemas.PASS_RATES)
     cons = schemas.conform(consistency(rows, cfg), schemas.CONSISTENCY)
@@ -221,10 +225,11 @@ def run(
     n_offsets = offset_info["judge_pairs"] * (1 + offset_info["computed"] // max(offset_info["judge_pairs"], 1)
                                               + len(cfg.subsets))
     stage(f"judge offsets ({n_offsets} records)")
-    doc["judge_offsets"] = paired.judge_offsets(rows, cfg, progress=bar("judge offsets", n_offsets))
+    doc["judge_offsets"] = paired.judge_offsets(rows, cfg, progress=bar("judge offsets", n_offsets), joint=joint)
     n_pairs = len(pairs) * (1 + len(cfg.subsets))
     stage(f"variant contrasts ({n_pairs} pairs, {pair_info['mode'].replace('_', ' ')})")
-    doc["contrasts"] = paired.contrasts(rows, cfg, progress=bar("contrasts", n_pairs))
+    doc["contrasts"] = paired.contrasts(rows, cfg, progress=bar("contrasts", n_pairs), joint=joint)
+    doc["bootstrap"] = joint.record()
     paired.contrast_confounding(doc["contrasts"], doc["census"], doc["census_margins"], cfg, rows)
     doc["ranks"] = ranks.rank_intervals(doc["scorecard"], doc["contrasts"], hl, cfg.alpha)
     # headline check (workbench.check): a published card and/or claims, when given

@@ -10,15 +10,18 @@ no score is ever filled in. A cell is ``measured`` only when it reaches the prer
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
 from . import schemas, selection, stats, vocab
 from .config import KEY_FIELDS, Config
-from .selection import CELL_ROW_EXCLUDE, cell_rows  # noqa: F401  (re-exported: row selections live there)
+from .selection import CELL_ROW_EXCLUDE, cell_rows, subset_filter  # noqa: F401  (re-exported: row selections live there)
 from .vocab import CellStatus
+
+if TYPE_CHECKING:
+    from .reduce import JointBootstrap
 
 # CELL_ROW_EXCLUDE and cell_rows are row selections (workbench.selection); re-exported here.
 
@@ -34,20 +37,6 @@ def cell_row_count(cell: pl.DataFrame) -> int:
     return cell.height - conflict.height + keys
 
 
-def subset_filter(cfg: Config, subset: str | None) -> pl.Expr:
-    """Polars predicate selecting a named subset's rows (all rows when ``subset`` is None)."""
-    if subset is None:
-        return pl.lit(True)
-    if subset not in cfg.subsets:
-        from .errors import ConfigError
-
-        raise ConfigError(f"unknown subset {subset!r}; config defines {sorted(cfg.subsets) or 'none'}")
-    expr = pl.lit(True)
-    for fld, values in cfg.subsets[subset].items():
-        expr = expr & pl.col(fld).is_in(list(values))
-    return expr
-
-
 def evidence_status(valid_n: int, clusters: int, cfg: Config) -> str:
     """``measured`` / ``insufficient`` / ``not_measured`` against the preregistered minimums."""
     if valid_n == 0:
@@ -58,11 +47,16 @@ def evidence_status(valid_n: int, clusters: int, cfg: Config) -> str:
 
 
 def summarize_cell(values: np.ndarray, clusters: np.ndarray, n_rows: int, cfg: Config,
-                   key: tuple[Any, ...] = ()) -> dict[str, Any]:
+                   key: tuple[Any, ...] = (), joint: JointBootstrap | None = None,
+                   column: int | None = None) -> dict[str, Any]:
     """One cell's numbers from its valid values (with scenario labels) and its row count.
 
-    The bootstrap seed is derived from the cell's ``key`` (:func:`workbench.stats.derive_seed`),
-    so cells do not share draws.
+    ``boot_low``/``boot_high``: the joint cluster bootstrap (:class:`workbench.reduce.JointBootstrap`).
+    With ``joint`` (the run's), the interval is requested from it (on ``column``, the cell's
+    per-scenario sums when already registered) and filled in when ``joint.run()`` is
+    called; without, a bootstrap over this cell's own scenarios runs at once (the same
+    weights a run over exactly these scenarios would draw). ``key`` names the cell in the
+    bootstrap's record.
 
     ``zero_filled_mean`` = sum(valid) / rows; ``lower_bound``/``upper_bound`` = (sum(valid)
     + (rows - valid_n) * min|max) / rows. All null when ``rows`` is 0.
@@ -75,10 +69,9 @@ def summarize_cell(values: np.ndarray, clusters: np.ndarray, n_rows: int, cfg: C
     n = int(values.size)
     total = float(values.sum()) if n else 0.0
     missing = n_rows - n
-    cs = stats.cell_summary(values, clusters, cfg.confidence, cfg.resamples,
-                            stats.derive_seed(cfg.seed, "cell", *key))
+    cs = stats.cell_summary(values, clusters, cfg.confidence, bootstrap=False)
     zero = total / n_rows if n_rows else None
-    return {
+    out = {
         "mean": cs.mean,
         "valid_n": n,
         "rows": int(n_rows),
@@ -98,9 +91,18 @@ def summarize_cell(values: np.ndarray, clusters: np.ndarray, n_rows: int, cfg: C
         "design_effect": cs.design_effect,
         "status": evidence_status(n, cs.clusters, cfg),
     }
+    from .reduce import JointBootstrap
+
+    jb = joint if joint is not None else JointBootstrap.for_scenarios(sorted(set(map(str, clusters.tolist()))), cfg)
+    col = column if column is not None else jb.add_values(clusters, values)
+    jb.request(out, col, where="scorecard:" + "/".join("" if k is None else str(k) for k in key))
+    if joint is None:
+        jb.run()
+    return out
 
 
-def _cells(rows: pl.DataFrame, cfg: Config, by: list[str], subset: str | None) -> list[dict[str, Any]]:
+def _cells(rows: pl.DataFrame, cfg: Config, by: list[str], subset: str | None,
+           joint: JointBootstrap, reduced: dict[tuple[Any, ...], pl.DataFrame]) -> list[dict[str, Any]]:
     sel = subset_filter(cfg, subset)
     base = cell_rows(rows).filter(sel)
     # Cells are every keyed combination, planned ones included: a variant (or judge) whose
@@ -122,24 +124,39 @@ def _cells(rows: pl.DataFrame, cfg: Config, by: list[str], subset: str | None) -
         n_rows = cell_row_count(g) + n_absent
         for fld in cfg.score_names:
             valid = g.filter(pl.col(fld).is_not_null())
-            cell = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(), n_rows, cfg,
-                                  key=(labels["variant"], labels.get("judge"), subset, fld))
-            out.append({"variant": labels["variant"], "judge": labels.get("judge"), "subset": subset,
-                        "field": fld, **cell, "absent": n_absent})
+            red = reduced.get((fld, labels["variant"], labels.get("judge"), subset))
+            col = (joint.add_sums(red["code"].to_numpy(), red["n"].to_numpy(), red["sum"].to_numpy())
+                   if red is not None else joint.add_sums(np.zeros(0, np.intp), np.zeros(0), np.zeros(0)))
+            # the record is the summary's own dict: the joint pass fills its boot_low/boot_high
+            rec = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(), n_rows, cfg,
+                                 key=(labels["variant"], labels.get("judge"), subset, fld),
+                                 joint=joint, column=col)
+            rec.update({"variant": labels["variant"], "judge": labels.get("judge"), "subset": subset,
+                        "field": fld, "absent": n_absent})
+            out.append(rec)
     return out
 
 
-def scorecard(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+def scorecard(rows: pl.DataFrame, cfg: Config, joint: JointBootstrap | None = None) -> pl.DataFrame:
     """All scorecard cells: per variant (judges pooled), per variant x judge, per subset x variant.
 
     One row per (variant, judge, subset, field); ``judge`` is null when pooled and ``subset``
     null for all scenarios. Means are over valid values only; see :func:`summarize_cell`.
+    The bootstrap intervals of all cells come from one joint pass over per-scenario sums
+    (:func:`workbench.reduce.cell_reduction`, :class:`workbench.reduce.JointBootstrap`;
+    ``joint``: the run's, shared with offsets and contrasts, else one for ``rows``).
     """
+    from . import reduce
+
+    jb = joint if joint is not None else reduce.JointBootstrap.for_rows(rows, cfg)
+    red = reduce.cell_reduction(rows, cfg, jb.scenarios)
+    reduced = red.partition_by(["field", "variant", "judge", "subset"], as_dict=True) if red.height else {}
     records: list[dict[str, Any]] = []
-    records += _cells(rows, cfg, ["variant"], None)
-    records += _cells(rows, cfg, ["variant", "judge"], None)
+    records += _cells(rows, cfg, ["variant"], None, jb, reduced)
+    records += _cells(rows, cfg, ["variant", "judge"], None, jb, reduced)
     for name in cfg.subsets:
-        records += _cells(rows, cfg, ["variant"], name)
+        records += _cells(rows, cfg, ["variant"], name, jb, reduced)
+    jb.run()
     return pl.DataFrame(records, schema=_SCHEMA)
 
 

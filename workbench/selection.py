@@ -125,3 +125,15 @@ def offset_variants(rows: pl.DataFrame, cfg: Config, judge_pairs: int) -> tuple[
             "offsets are computed"))
         return [], info
     return variants, info
+
+
+def subset_filter(cfg: Config, subset: str | None) -> pl.Expr:
+    """Polars predicate selecting a named subset's rows (all rows when ``subset`` is None)."""
+    if subset is None:
+        return pl.lit(True)
+    if subset not in cfg.subsets:
+        raise ConfigError(f"unknown subset {subset!r}; config defines {sorted(cfg.subsets) or 'none'}")
+    expr = pl.lit(True)
+    for fld, values in cfg.subsets[subset].items():
+        expr = expr & pl.col(fld).is_in(list(values))
+    return expr

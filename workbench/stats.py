@@ -67,6 +67,9 @@ __all__ = [
     "cluster_power_plan",
     "pass_hat_k",
     "contrast_variance_components",
+    "joint_bootstrap_weights",
+    "joint_bootstrap_means",
+    "joint_percentile",
 ]
 
 # Upper bound on the number of integers drawn per bootstrap chunk (memory cap).
@@ -617,6 +620,7 @@ def cell_summary(
     confidence: float = 0.95,
     resamples: int = 10000,
     seed: int = 0,
+    bootstrap: bool = True,
 ) -> CellStats:
     """Return a :class:`CellStats` summary (mean, valid n, naive and clustered error bars).
 
@@ -636,6 +640,9 @@ def cell_summary(
         Bootstrap resamples.
     seed : int
         Bootstrap seed.
+    bootstrap : bool
+        False: leave ``boot_low``/``boot_high`` None (the caller computes them jointly with
+        other cells, :func:`joint_bootstrap_means`).
 
     Returns
     -------
@@ -648,7 +655,7 @@ def cell_summary(
     mean, se = mean_se(x)
     se_cl = clustered_se(x, codes)
     ci_low, ci_high = t_interval(mean, se_cl, g - 1, c)
-    boot_low, boot_high = cluster_bootstrap_mean(x, codes, resamples, seed, c)
+    boot_low, boot_high = cluster_bootstrap_mean(x, codes, resamples, seed, c) if bootstrap else (None, None)
     icc = icc_oneway(x, codes)
     deff = design_effect(icc, np.bincount(codes, minlength=g)) if g > 0 else None
     return CellStats(
@@ -849,6 +856,7 @@ def paired_summary(
     confidence: float = 0.95,
     resamples: int = 10000,
     seed: int = 0,
+    bootstrap: bool = True,
 ) -> PairedStats:
     """Return :class:`PairedStats` for paired differences (mean offset with error bars).
 
@@ -871,6 +879,8 @@ def paired_summary(
         Bootstrap resamples.
     seed : int
         Bootstrap seed.
+    bootstrap : bool
+        False: leave ``boot_low``/``boot_high`` None (computed jointly by the caller).
 
     Returns
     -------
@@ -887,7 +897,7 @@ def paired_summary(
     se_cl = clustered_se(d, codes)
     df_cl = g - 1 if g >= 2 else None
     low_cl, high_cl = t_interval(mean, se_cl, df_cl, c)
-    boot_low, boot_high = cluster_bootstrap_mean(d, codes, resamples, seed, c)
+    boot_low, boot_high = cluster_bootstrap_mean(d, codes, resamples, seed, c) if bootstrap else (None, None)
     wp: float | None = None
     if n >= 1 and np.any(d != 0.0):
         wp = _f(_sps.wilcoxon(d, zero_method="wilcox").pvalue)
@@ -1724,3 +1734,100 @@ def contrast_variance_components(
     within = float(np.mean(w))
     between = max(0.0, float(np.var(d, ddof=1)) - within)
     return between, within, g_n, t0
+
+
+# ---------------------------------------------------------------------------
+# Joint cluster bootstrap on per-scenario sums (one set of weights per run)
+# ---------------------------------------------------------------------------
+
+JOINT_BOOTSTRAP_METHOD = "joint_cluster_bootstrap_multinomial"
+"""Name recorded in results.json for :func:`joint_bootstrap_weights` + :func:`joint_bootstrap_means`."""
+
+# Upper bound on the float64 weights held at once (a block of resamples x clusters): 32 MB.
+_JOINT_BLOCK_CELLS = 4_000_000
+
+
+JOINT_SEED_BLOCK = 64
+"""Resamples drawn from one generator: resample r comes from ``default_rng([seed, r // 64])``."""
+
+
+def joint_bootstrap_weights(n_clusters: int, start: int, stop: int, seed: int) -> NDArray[np.float64]:
+    """Return the bootstrap weights of resamples ``start..stop-1``: shape (stop - start, G).
+
+    The standard cluster bootstrap (Field & Welsh 2007) drawn once per run: resample r
+    draws G clusters with replacement from the run's canonical cluster index, uniformly,
+    and weight w_rg is how often cluster g was drawn, i.e. a Multinomial(G; 1/G, ..., 1/G)
+    vector summing to G. The draws of resamples 64k..64k+63 come one after the other from
+    ``default_rng([seed, k])`` (``integers(G, size=G)`` each), so a resample's weights do
+    not depend on how resamples are blocked in memory, on the number of resamples
+    requested, or on which cells use them.
+    """
+    g = int(n_clusters)
+    out = np.empty((max(0, stop - start), g), dtype=np.float64)
+    if stop <= start:
+        return out
+    k = JOINT_SEED_BLOCK
+    for block in range(start // k, (stop - 1) // k + 1):
+        rng = np.random.default_rng([int(seed), int(block)])
+        for r in range(block * k, min(stop, (block + 1) * k)):
+            draw = rng.integers(g, size=g)
+            if r >= start:
+                out[r - start] = np.bincount(draw, minlength=g)
+    return out
+
+
+def joint_bootstrap_means(
+    sums: ArrayLike, counts: ArrayLike, resamples: int, seed: int
+) -> NDArray[np.float64]:
+    """Return the resampled means of every column: shape (resamples, C), NaN where undefined.
+
+    ``sums`` and ``counts`` are (G, C): column c holds cell c's per-cluster sum of valid
+    values S_gc and count n_gc over the run's canonical cluster index (0 where cell c has no
+    value in cluster g). With the weights w_rg of :func:`joint_bootstrap_weights` (the same
+    for every column, so all cells are resampled jointly), resample r's mean of column c is
+    sum_g w_rg S_gc / sum_g w_rg n_gc. When the weighted count is 0 (none of the cell's
+    clusters was drawn) the mean is undefined: NaN, never 0. Cost: resamples x G x C
+    multiply-adds, in blocks of resamples holding at most ~4M weights.
+    """
+    s = np.asarray(sums, dtype=np.float64)
+    n = np.asarray(counts, dtype=np.float64)
+    if s.ndim != 2 or s.shape != n.shape:
+        raise ValueError(f"sums and counts must be (G, C) of one shape, got {s.shape} and {n.shape}")
+    if not (np.all(np.isfinite(s)) and np.all(np.isfinite(n))) or np.any(n < 0):
+        raise ValueError("sums must be finite and counts finite and non-negative")
+    b = _check_resamples(resamples)
+    g, c = s.shape
+    out = np.full((b, c), np.nan, dtype=np.float64)
+    if g == 0 or c == 0:
+        return out
+    both = np.concatenate([s, n], axis=1)
+    per = max(1, _JOINT_BLOCK_CELLS // g)
+    for start in range(0, b, per):
+        stop = min(b, start + per)
+        w = joint_bootstrap_weights(g, start, stop, seed)
+        t = w @ both
+        ts, tn = t[:, :c], t[:, c:]
+        ok = tn > 0
+        block = out[start:stop]
+        np.divide(ts, tn, out=block, where=ok)
+    return out
+
+
+def joint_percentile(
+    draws: ArrayLike, clusters: int, confidence: float = 0.95
+) -> tuple[float | None, float | None, int]:
+    """Percentile interval of one column of joint bootstrap draws: (low, high, undefined).
+
+    ``undefined`` counts resamples whose statistic is NaN (a side with weighted count 0);
+    the interval is over the defined ones. (None, None) when the statistic has fewer than 2
+    clusters, or more than half of the resamples are undefined (as
+    :func:`cluster_bootstrap_diff` drops them).
+    """
+    c = _check_confidence(confidence)
+    x = np.asarray(draws, dtype=np.float64)
+    ok = np.isfinite(x)
+    undefined = int(x.size - int(ok.sum()))
+    if clusters < 2 or not ok.any() or undefined * 2 > x.size:
+        return None, None, undefined
+    lo, hi = _percentile_interval(x[ok], c)
+    return lo, hi, undefined

@@ -76,7 +76,7 @@ def provenance_tables(r: Report) -> Html:
             f"{cfg.min_valid_n} valid judgments and {cfg.min_clusters} scenarios per cell",
         ),
         ("confidence", f"{cfg.confidence:g}"),
-        ("bootstrap", f"{cfg.resamples} resamples, seed {cfg.seed}"),
+        ("bootstrap", f"{_resamples_text(doc, cfg)}, seed {cfg.seed}"),
         ("alpha / power / target effect", f"{cfg.alpha:g} / {cfg.power:g} / {cfg.target_effect:g}"),
         ("subsets", subsets),
         (
@@ -982,6 +982,16 @@ def _ranks_on(ranks: Mapping[str, Any] | None) -> str:
             f"pairs with a contrast; {single} with a single rank")
 
 
+def _resamples_text(doc: Mapping[str, Any], cfg: Any) -> str:
+    """The resamples the joint bootstrap used, and why when fewer than asked (its budget)."""
+    boot = doc.get("bootstrap") or {}
+    used = boot.get("resamples", cfg.resamples)
+    if used == cfg.resamples:
+        return f"{used} resamples"
+    return (f"{used} resamples ({cfg.resamples} asked; bootstrap.budget {boot.get('budget')} resamples x "
+            f"scenarios over {boot.get('scenarios')} scenarios)")
+
+
 def methods_table(r: Report) -> Html:
     """Each interval and test the report shows, with its reference and what it was computed on."""
     doc, cfg = r.doc, r.cfg
@@ -993,7 +1003,7 @@ def methods_table(r: Report) -> Html:
         "cluster_t": f"{conf}; pooled {r.headline} cells on {_span([c['clusters'] for c in cells])} "
         f"scenarios; {len(cs)} contrasts on {_span([int(c['df']) + 1 for c in cs if c.get('df')])} "
         "scenarios",
-        "cluster_bootstrap": f"{conf}; {cfg.resamples} resamples, seed {cfg.seed}; offsets on "
+        "cluster_bootstrap": f"{conf}; {_resamples_text(doc, cfg)}, seed {cfg.seed}; offsets on "
         f"{_span([o['clusters'] for o in offsets])} scenarios",
         "wilson": f"{conf}; per judge x variant cell (denominator: judgments, planned ones "
         "with no row included)",

@@ -1,0 +1,246 @@
+"""The reduction and the joint cluster bootstrap (workbench/reduce.py), against naive loops.
+
+The expected values are computed here independently: scenario weights drawn by the rule
+the docs state (resample r: ``default_rng([seed, r]).integers(G, size=G)`` over the sorted
+scenario list, counted in a Python loop), weighted means summed row by row over the raw
+lines, percentiles by ``np.quantile``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import workbench as wb
+from workbench import paired, reduce, stats
+from workbench import scorecard as sc
+
+
+def write(path: Path, lines: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(ln) + "\n" for ln in lines), encoding="utf-8")
+    return path
+
+
+def cfg_of(**over: Any) -> wb.Config:
+    base: dict[str, Any] = {"bootstrap": {"resamples": 300, "seed": 7}, "min_clusters": 1, "min_valid_n": 1}
+    base.update(over)
+    return wb.load_config(overrides=base)
+
+
+def design(seed: int = 5, scenarios: int = 9) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for s in range(scenarios):
+        base = rng.normal(6, 1.5)
+        for v, eff in (("A", 0.0), ("B", 0.7)):
+            for t in (1, 2):
+                for j, off in (("j1", 0.0), ("j2", -0.4)):
+                    if rng.random() < 0.15:  # a missing overall: never a number
+                        out.append({"scenario": f"s{s}", "variant": v, "trial": t, "judge": j})
+                        continue
+                    x = int(np.clip(np.rint(base + eff + off + rng.normal(0, 1)), 1, 10))
+                    out.append({"scenario": f"s{s}", "variant": v, "trial": t, "judge": j, "overall": x})
+    return out
+
+
+def naive_weights(scenarios: list[str], seed: int, resamples: int) -> list[dict[str, int]]:
+    out = []
+    rng = None
+    for r in range(resamples):
+        if r % 64 == 0:  # 64 resamples per generator, one after the other
+            rng = np.random.default_rng([seed, r // 64])
+        draws = rng.integers(len(scenarios), size=len(scenarios))
+        w = dict.fromkeys(scenarios, 0)
+        for i in draws.tolist():
+            w[scenarios[i]] += 1
+        out.append(w)
+    return out
+
+
+def naive_means(lines: list[dict[str, Any]], weights: list[dict[str, int]], keep: Any) -> list[float]:
+    out = []
+    for w in weights:
+        num = den = 0.0
+        for ln in lines:
+            if keep(ln) and isinstance(ln.get("overall"), int):
+                num += w[ln["scenario"]] * ln["overall"]
+                den += w[ln["scenario"]]
+        out.append(num / den if den > 0 else float("nan"))
+    return out
+
+
+def pct(x: list[float], c: float = 0.95) -> tuple[float, float]:
+    a = np.array([v for v in x if v == v])
+    lo, hi = np.quantile(a, [(1 - c) / 2, 1 - (1 - c) / 2])
+    return float(lo), float(hi)
+
+
+def test_weights_are_per_resample_multinomial_counts() -> None:
+    w = stats.joint_bootstrap_weights(7, 0, 150, 3)
+    assert w.shape == (150, 7) and np.all(w.sum(axis=1) == 7)
+    for r in (0, 5, 63, 64, 149):
+        rng = np.random.default_rng([3, r // 64])
+        for _ in range(r % 64):
+            rng.integers(7, size=7)
+        draws = rng.integers(7, size=7)
+        assert w[r].tolist() == [float(list(draws).count(g)) for g in range(7)]
+    # a resample's weights do not depend on the block it is drawn in
+    assert np.array_equal(stats.joint_bootstrap_weights(7, 5, 9, 3), w[5:9])
+    assert np.array_equal(stats.joint_bootstrap_weights(7, 60, 131, 3), w[60:131])
+
+
+def test_joint_means_match_a_loop_and_undefined_is_nan() -> None:
+    rng = np.random.default_rng(0)
+    g, c = 6, 3
+    n = rng.integers(0, 4, size=(g, c)).astype(float)
+    n[:, 2] = 0.0
+    n[1, 2] = 2.0  # column 2 lives in one scenario only: often undrawn
+    s = n * rng.normal(5, 2, size=(g, c))
+    got = stats.joint_bootstrap_means(s, n, 50, 9)
+    w = stats.joint_bootstrap_weights(g, 0, 50, 9)
+    for r in range(50):
+        for j in range(c):
+            num = sum(w[r, k] * s[k, j] for k in range(g))
+            den = sum(w[r, k] * n[k, j] for k in range(g))
+            if den == 0:
+                assert np.isnan(got[r, j])
+            else:
+                assert got[r, j] == pytest.approx(num / den, rel=1e-12)
+    assert np.isnan(got[:, 2]).sum() > 0  # never 0 for an undefined mean
+
+
+def test_scorecard_and_contrast_intervals_match_naive_joint_resampling(tmp_path: Path) -> None:
+    lines = design()
+    cfg = cfg_of(contrasts=[["B", "A"]])
+    rows, _ = wb.read_rows([str(write(tmp_path / "r.jsonl", lines))], cfg)
+    scen = sorted({ln["scenario"] for ln in lines})
+    seed = stats.derive_seed(cfg.seed, "joint_bootstrap")
+    weights = naive_weights(scen, seed, cfg.resamples)
+    card = sc.scorecard(rows, cfg).to_dicts()
+    draws = {}
+    for v in ("A", "B"):
+        for j in (None, "j1", "j2"):
+            draws[v, j] = naive_means(lines, weights,
+                                      lambda ln, v=v, j=j: ln["variant"] == v and (j is None or ln["judge"] == j))
+            cell = next(c for c in card if c["variant"] == v and c["judge"] == j and c["field"] == "overall")
+            lo, hi = pct(draws[v, j])
+            assert cell["boot_low"] == pytest.approx(lo, abs=1e-12)
+            assert cell["boot_high"] == pytest.approx(hi, abs=1e-12)
+    # the contrast's unpaired bootstrap is the difference of the two cells' resampled means
+    (con,) = paired.contrasts(rows, cfg)
+    lo, hi = pct([b - a for a, b in zip(draws["A", None], draws["B", None], strict=True)])
+    assert (con["boot_low"], con["boot_high"]) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+    # paired: per (scenario, judge) unit, mean of valid trials of B minus that of A
+    units: dict[tuple[str, str, str], list[int]] = {}
+    for ln in lines:
+        if isinstance(ln.get("overall"), int):
+            units.setdefault((ln["scenario"], ln["judge"], ln["variant"]), []).append(ln["overall"])
+    diffs = [(s, np.mean(units[s, j, "B"]) - np.mean(units[s, j, "A"]))
+             for (s, j, v) in units if v == "A" and (s, j, "B") in units]
+    pd = []
+    for w in weights:
+        den = sum(w[s] for s, _ in diffs)
+        pd.append(sum(w[s] * d for s, d in diffs) / den if den else float("nan"))
+    lo, hi = pct(pd)
+    assert con["paired_boot_low"] == pytest.approx(lo, abs=1e-12)
+    assert con["paired_boot_high"] == pytest.approx(hi, abs=1e-12)
+    # judge offset j1 - j2 over items (scenario, variant, trial) both scored
+    items: dict[tuple[str, str, int], dict[str, int]] = {}
+    for ln in lines:
+        if isinstance(ln.get("overall"), int):
+            items.setdefault((ln["scenario"], ln["variant"], ln["trial"]), {})[ln["judge"]] = ln["overall"]
+    od = [(k[0], d["j1"] - d["j2"]) for k, d in items.items() if len(d) == 2]
+    off = paired.judge_offsets(rows, cfg)[0]
+    assert (off["judge_a"], off["judge_b"], off["variant"]) == ("j1", "j2", None)
+    lo, hi = pct([sum(w[s] * d for s, d in od) / sum(w[s] for s, _ in od) for w in weights])
+    assert (off["boot_low"], off["boot_high"]) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+
+
+def test_intervals_do_not_depend_on_row_order_or_on_other_cells(tmp_path: Path) -> None:
+    lines = design(seed=8)
+    cfg = cfg_of()
+    shuffled = lines[:]
+    random.Random(4).shuffle(shuffled)
+    a, _ = wb.read_rows([str(write(tmp_path / "a.jsonl", lines))], cfg)
+    b, _ = wb.read_rows([str(write(tmp_path / "b.jsonl", shuffled))], cfg)
+    ca, cb = sc.scorecard(a, cfg).to_dicts(), sc.scorecard(b, cfg).to_dicts()
+    key = lambda c: (c["variant"], str(c["judge"]), c["field"])  # noqa: E731
+    assert sorted(ca, key=key) == sorted(cb, key=key)
+    # one cell alone on the run's weights gets exactly the interval it gets among all cells
+    jb = reduce.JointBootstrap.for_rows(a, cfg)
+    v = a.filter((a["variant"] == "B") & a["overall"].is_not_null() & (a["bucket"] == "valid"))
+    rec: dict[str, Any] = {}
+    jb.request(rec, jb.add_values(v["scenario"].to_numpy(), v["overall"].to_numpy()))
+    jb.run()
+    cell = next(c for c in ca if c["variant"] == "B" and c["judge"] is None and c["field"] == "overall")
+    assert (rec["boot_low"], rec["boot_high"]) == (cell["boot_low"], cell["boot_high"])
+
+
+def test_a_cell_in_few_scenarios_counts_its_undefined_resamples(tmp_path: Path) -> None:
+    lines = design(scenarios=12)
+    lines += [{"scenario": "s0", "variant": "C", "trial": 1, "judge": "j1", "overall": 4}]
+    cfg = cfg_of()
+    rows, _ = wb.read_rows([str(write(tmp_path / "r.jsonl", lines))], cfg)
+    jb = reduce.JointBootstrap.for_rows(rows, cfg)
+    card = sc.scorecard(rows, cfg, jb).to_dicts()
+    c = next(c for c in card if c["variant"] == "C" and c["judge"] is None)
+    assert c["boot_low"] is None and c["clusters"] == 1
+    rec = next(u for u in jb.record()["undefined"] if u["where"] == "scorecard:C///overall")
+    # P(s0 never drawn in 12 draws from 12) = (11/12)^12 = 0.352: about 106 of 300
+    assert 70 < rec["undefined"] < 140 and rec["interval"] is False
+    assert jb.record()["resamples"] == 300 and jb.record()["scenarios"] == 12
+
+
+def test_budget_caps_resamples_and_is_recorded(tmp_path: Path) -> None:
+    lines = design(scenarios=12)
+    cfg = cfg_of(bootstrap={"resamples": 300, "seed": 7, "budget": 1200, "min_resamples": 150})
+    assert reduce.bootstrap_resamples(cfg, 12) == 150  # 1200 / 12 = 100 < 150: the floor
+    assert reduce.bootstrap_resamples(cfg, 3) == 300  # under the budget: as requested
+    cfg2 = cfg_of(bootstrap={"resamples": 300, "seed": 7, "budget": 2400, "min_resamples": 100})
+    assert reduce.bootstrap_resamples(cfg2, 12) == 200
+    rows, _ = wb.read_rows([str(write(tmp_path / "r.jsonl", lines))], cfg2)
+    jb = reduce.JointBootstrap.for_rows(rows, cfg2)
+    assert (jb.resamples, jb.resamples_requested, jb.budget) == (200, 300, 2400)
+
+
+def test_results_record_the_bootstrap_and_the_budget_is_applied(tmp_path: Path) -> None:
+    from workbench import cli
+
+    path = write(tmp_path / "r.jsonl", design(scenarios=12))
+    out = tmp_path / "out"
+    # 12 scenarios x 300 resamples = 3600 > budget 1200: 1200 // 12 = 100, raised to the floor 150
+    assert cli.main(["analyze", str(path), "--out", str(out), "--resamples", "300", "-q", "--no-gate",
+                     "-p", "bootstrap.budget", "1200", "-p", "bootstrap.min_resamples", "150"]) == 0
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    boot = doc["bootstrap"]
+    assert boot["method"] == stats.JOINT_BOOTSTRAP_METHOD
+    assert (boot["resamples_requested"], boot["resamples"], boot["budget"], boot["scenarios"]) == (300, 150, 1200, 12)
+    assert doc["config"]["bootstrap"]["budget"] == 1200
+    n_cells = len(doc["scorecard"])
+    assert boot["computed"]["scorecard"] == n_cells
+    assert boot["computed"]["judge_offset"] == len(doc["judge_offsets"])
+    assert boot["computed"]["contrast"] == len(doc["contrasts"])
+    # the recorded resamples are the ones used: a run asking for exactly 150 gives the same intervals
+    out2 = tmp_path / "out2"
+    assert cli.main(["analyze", str(path), "--out", str(out2), "--resamples", "150", "-q", "--no-gate",
+                     "-p", "bootstrap.budget", "null"]) == 0
+    doc2 = json.loads((out2 / "results.json").read_text(encoding="utf-8"))
+    assert [(c["boot_low"], c["boot_high"]) for c in doc["scorecard"]] == [
+        (c["boot_low"], c["boot_high"]) for c in doc2["scorecard"]]
+    assert doc2["bootstrap"]["budget"] is None and doc2["bootstrap"]["resamples"] == 150
+
+
+def test_every_bootstrap_figure_is_independent_of_line_order(tmp_path: Path) -> None:
+    lines = design(seed=2, scenarios=10)
+    shuffled = lines[:]
+    random.Random(9).shuffle(shuffled)
+    cfg = cfg_of(subsets={"low": {"scenario": ["s1", "s2", "s3"]}})
+    docs = [wb.run([str(write(tmp_path / f"{i}.jsonl", ls))], cfg).doc for i, ls in enumerate((lines, shuffled))]
+    for key in ("scorecard", "judge_offsets", "contrasts", "bootstrap"):
+        assert json.dumps(docs[0][key], sort_keys=True) == json.dumps(docs[1][key], sort_keys=True), key
+    assert docs[0]["bootstrap"]["computed"]["contrast_paired"] == len(docs[0]["contrasts"])

@@ -1,0 +1,357 @@
+"""Sufficient statistics of a run, and the joint cluster bootstrap that works on them.
+
+One reduction of the row table (:func:`cell_reduction`) gives, per (field, variant, judge,
+subset, scenario), the number of valid values ``n``, their ``sum`` and ``sumsq``; judges
+pooled have ``judge`` null and all scenarios ``subset`` null. Built once, vectorised
+(polars sort + numpy segment sums in a canonical order, so the float sums do not depend
+on the order of input lines), small: cells x scenarios rows, whatever the number of trials.
+
+The cluster bootstrap of every scorecard cell, judge offset and variant contrast runs on
+per-scenario sums (:class:`JointBootstrap`): scenario weights are drawn once per run over
+the run's sorted scenario index (:func:`scenario_index`), from the run seed, and applied to
+every cell's per-scenario sums (weighted mean = sum_g w_g S_g / sum_g w_g n_g). All cells
+and contrasts are thereby resampled jointly: a contrast's bootstrap is coherent with its two
+cells' (the same resamples), and the cost is resamples x scenarios x cells, not rows.
+
+What is still computed from the valid values and not from this reduction, and why:
+the scorecard's mean, naive and CR1 clustered SE, ICC and design effect
+(:func:`workbench.stats.cell_summary`) are algebraically functions of (n_g, S_g, SS_g)
+(mean = sum S / sum n; CR1 from S_g - n_g * mean; ICC from SS_g, S_g^2 / n_g), but the
+sufficient-statistic forms round differently in the last bits, and the published golden
+results must not change; the per-cell value arrays are cheap (valid n floats). Paired
+judge offsets need the within-item pairs (agreement statistics, Wilcoxon, kappa) and the
+contrasts' power inputs need the values; those stay on rows, and only their bootstraps use
+per-scenario sums of within-item differences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from . import stats
+from .config import Config
+from .selection import cell_rows, subset_filter
+
+KEYED_EXCLUDE = ("blank", "malformed")
+"""Buckets of lines with no usable key: they are no scenario of the run."""
+
+WEIGHTS = ("multinomial: each resample draws G scenarios with replacement from the run's sorted "
+           "scenario index (G = all scenarios with a keyed row); a scenario's weight is how often "
+           "it was drawn; the same weights for every cell, offset and contrast")
+
+# bytes of dense per-scenario columns ([sums | counts], float64) held at once
+_GROUP_BYTES = 128 * 2**20
+# weights cached across passes (as uint8) when resamples x scenarios is at most this
+_CACHE_WEIGHTS = 128 * 2**20
+
+
+def scenario_index(rows: pl.DataFrame) -> list[str]:
+    """The run's canonical scenario index: sorted distinct scenarios of keyed rows."""
+    if rows.height == 0:
+        return []
+    sc = rows.filter(~pl.col("bucket").is_in(KEYED_EXCLUDE) & pl.col("scenario").is_not_null())
+    return sorted(sc["scenario"].cast(pl.String).unique().to_list())
+
+
+def bootstrap_resamples(cfg: Config, scenarios: int) -> int:
+    """Resamples the joint bootstrap uses: ``bootstrap.resamples``, unless resamples x
+    scenarios would pass ``bootstrap.budget``; then floor(budget / scenarios), at least
+    ``bootstrap.min_resamples`` (never more than requested)."""
+    want = int(cfg.resamples)
+    budget = cfg.bootstrap_budget
+    if budget is None or scenarios <= 0 or want * scenarios <= budget:
+        return want
+    return max(min(want, cfg.bootstrap_min_resamples), int(budget // scenarios))
+
+
+@dataclass
+class _Column:
+    codes: np.ndarray  # scenario codes with at least one value (sorted, unique)
+    n: np.ndarray
+    s: np.ndarray
+
+
+@dataclass
+class _Request:
+    target: dict[str, Any]
+    a: int
+    b: int | None
+    keys: tuple[str, str]
+    where: str
+
+
+@dataclass
+class JointBootstrap:
+    """Collects per-scenario sums of many statistics and bootstraps them on shared weights.
+
+    ``add_values``/``add_sums`` register a column (one cell's per-scenario count and sum);
+    ``request`` asks for the percentile interval of a column's mean, or of the difference
+    of two columns' means, to be written into ``target[keys]``; ``run`` computes every
+    pending request (one pass over the resamples) and clears them. Weights are a function of
+    (run seed, scenario index, resample number) only, so a statistic gets the same interval
+    whichever other statistics share its pass, and separate passes (scorecard, offsets,
+    contrasts, claims) use the same resamples.
+    """
+
+    scenarios: list[str]
+    seed: int
+    resamples: int
+    resamples_requested: int
+    confidence: float
+    budget: int | None = None
+    columns: list[_Column] = field(default_factory=list)
+    pending: list[_Request] = field(default_factory=list)
+    undefined: list[dict[str, Any]] = field(default_factory=list)
+    computed: dict[str, int] = field(default_factory=dict)
+    _sorted: np.ndarray | None = None
+    _cache: np.ndarray | None = None
+    _known: dict[tuple[bytes, bytes, bytes], int] = field(default_factory=dict)
+    _draws: dict[int, np.ndarray] = field(default_factory=dict)
+
+    @classmethod
+    def for_rows(cls, rows: pl.DataFrame, cfg: Config) -> JointBootstrap:
+        """The run's bootstrap: scenario index of ``rows``, seed and resamples of ``cfg``."""
+        return cls.for_scenarios(scenario_index(rows), cfg)
+
+    @classmethod
+    def for_scenarios(cls, scenarios: Sequence[str], cfg: Config) -> JointBootstrap:
+        sc = sorted(str(s) for s in scenarios)
+        return cls(scenarios=sc, seed=stats.derive_seed(cfg.seed, "joint_bootstrap"),
+                   resamples=bootstrap_resamples(cfg, len(sc)), resamples_requested=int(cfg.resamples),
+                   confidence=cfg.confidence, budget=cfg.bootstrap_budget)
+
+    # ------------------------------------------------------------------ columns
+
+    def codes_of(self, labels: np.ndarray) -> np.ndarray:
+        """Scenario codes (positions in the index) of scenario labels; all must be in it."""
+        if len(labels) == 0:
+            return np.zeros(0, dtype=np.intp)
+        if not self.scenarios:
+            raise ValueError("a scenario is not in the run's scenario index (it is empty)")
+        if self._sorted is None:
+            self._sorted = np.array(self.scenarios, dtype=str)
+        lab = np.asarray(labels).astype(str)
+        pos = np.minimum(np.searchsorted(self._sorted, lab), len(self.scenarios) - 1)
+        if np.any(self._sorted[pos] != lab):
+            raise ValueError("a scenario is not in the run's scenario index")
+        return pos.astype(np.intp)
+
+    def add_sums(self, codes: np.ndarray, n: np.ndarray, s: np.ndarray) -> int:
+        """Register a column from per-scenario counts and sums (codes unique); a column
+        equal to one already registered is that column (its draws are computed once)."""
+        order = np.argsort(codes, kind="stable")
+        col = _Column(np.asarray(codes, dtype=np.intp)[order], np.asarray(n, dtype=np.float64)[order],
+                      np.asarray(s, dtype=np.float64)[order])
+        key = (col.codes.tobytes(), col.n.tobytes(), col.s.tobytes())
+        known = self._known.get(key)
+        if known is not None:
+            return known
+        self.columns.append(col)
+        self._known[key] = len(self.columns) - 1
+        return len(self.columns) - 1
+
+    def add_values(self, labels: np.ndarray, values: np.ndarray) -> int:
+        """Register a column from values with their scenario labels (summed in canonical
+        order: by scenario, then value, so the sums do not depend on the order of rows)."""
+        x = np.asarray(values, dtype=np.float64)
+        codes = self.codes_of(labels)
+        if x.size == 0:
+            return self.add_sums(np.zeros(0, dtype=np.intp), np.zeros(0), np.zeros(0))
+        order = np.lexsort((x, codes))
+        codes, x = codes[order], x[order]
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        n = np.diff(np.r_[starts, codes.size]).astype(np.float64)
+        s = np.add.reduceat(x, starts)
+        return self.add_sums(codes[starts], n, s)
+
+    def clusters(self, col: int, other: int | None = None) -> int:
+        c = self.columns[col].codes
+        if other is not None:
+            c = np.union1d(c, self.columns[other].codes)
+        return int(c.size)
+
+    def request(self, target: dict[str, Any], a: int, b: int | None = None,
+                keys: tuple[str, str] = ("boot_low", "boot_high"), where: str = "") -> None:
+        """Ask for the interval of mean(a) (or mean(a) - mean(b)) in ``target[keys]``."""
+        self.pending.append(_Request(target, a, b, keys, where))
+
+    # ------------------------------------------------------------------ the pass
+
+    def _weights(self, start: int, stop: int) -> np.ndarray:
+        g = len(self.scenarios)
+        if self._cache is None and self.resamples * g <= _CACHE_WEIGHTS:
+            w = stats.joint_bootstrap_weights(g, 0, self.resamples, self.seed)
+            if w.size == 0 or w.max() <= 255:
+                self._cache = w.astype(np.uint8)
+            else:  # pragma: no cover - a scenario drawn 256+ times in one resample
+                return w[start:stop]
+        if self._cache is not None:
+            return self._cache[start:stop].astype(np.float64)
+        return stats.joint_bootstrap_weights(g, start, stop, self.seed)
+
+    def _exact32(self, both: np.ndarray) -> bool:
+        """True when float32 products are exact: non-negative integers (scores on an integer
+        rubric and counts). Sums of non-negative integers are exact as long as the total
+        stays below 2**24, which :meth:`draws` checks on the result."""
+        return bool(both.size) and float(both.min()) >= 0 and bool(np.all(both == np.floor(both)))
+
+    def draws(self, cols: Sequence[int]) -> np.ndarray:
+        """Resampled means of the given columns: (resamples, len(cols)), NaN where undefined.
+
+        Cost: resamples x scenarios x columns multiply-adds (BLAS), in groups of columns
+        (at most ~128 MB of dense per-scenario sums) and blocks of resamples (~32 MB of
+        weights). A group of non-negative integer columns is multiplied in float32, which is
+        exact (integer products and sums below 2**24, checked; else float64 again), so the
+        result is the same as the float64 product, bit for bit, at twice the speed.
+        """
+        from threadpoolctl import threadpool_limits
+
+        # One BLAS thread: the products are many small blocks, and on a shared machine
+        # OpenBLAS threads spin-wait (measured: 0.26 s of CPU single-threaded against 7.4 s
+        # with 2 threads under load, for the same 11 blocks); and one thread makes every
+        # sum's order, so every bit, independent of the number of cores.
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._draws_blocks(cols)
+
+    def _draws_blocks(self, cols: Sequence[int]) -> np.ndarray:
+        g = len(self.scenarios)
+        b = self.resamples
+        out = np.full((b, len(cols)), np.nan, dtype=np.float64)
+        if g == 0 or not cols:
+            return out
+        width = max(1, _GROUP_BYTES // (16 * g))
+        per = max(1, stats._JOINT_BLOCK_CELLS // g)
+        if per >= stats.JOINT_SEED_BLOCK:  # whole generator blocks: none drawn twice
+            per -= per % stats.JOINT_SEED_BLOCK
+        # integer columns together, so their groups can take the exact float32 path
+        kinds = [not (np.all(self.columns[c].s >= 0) and np.all(self.columns[c].s == np.floor(self.columns[c].s)))
+                 for c in cols]
+        order = sorted(range(len(cols)), key=lambda j: (kinds[j], j))
+        for c0 in range(0, len(order), width):
+            group = order[c0:c0 + width]
+            k = len(group)
+            both = np.zeros((g, 2 * k), dtype=np.float64)
+            for j, pos in enumerate(group):
+                col = self.columns[cols[pos]]
+                both[col.codes, j] = col.s
+                both[col.codes, k + j] = col.n
+            exact = self._exact32(both)
+            both32 = both.astype(np.float32) if exact else None
+            for start in range(0, b, per):
+                stop = min(b, start + per)
+                w = self._weights(start, stop)
+                t = None
+                if both32 is not None:
+                    t32 = w.astype(np.float32) @ both32
+                    if float(t32.max(initial=0.0)) < 2.0**24:
+                        t = t32.astype(np.float64)
+                if t is None:
+                    t = w @ both
+                ts, tn = t[:, :k], t[:, k:]
+                block = np.full((stop - start, k), np.nan)
+                np.divide(ts, tn, out=block, where=tn > 0)
+                out[start:stop, group] = block
+        return out
+
+    def run(self) -> None:
+        """Compute every pending interval (one pass over the resamples), then clear them.
+        Draws of a column are kept, so a later request on it (a contrast on two scorecard
+        cells) reuses them."""
+        if not self.pending:
+            return
+        need = sorted({i for r in self.pending for i in (r.a, r.b) if i is not None} - set(self._draws))
+        if need:
+            d = self.draws(need)
+            for j, c in enumerate(need):
+                self._draws[c] = d[:, j]
+        for r in self.pending:
+            x = self._draws[r.a] if r.b is None else self._draws[r.a] - self._draws[r.b]
+            lo, hi, undefined = stats.joint_percentile(x, self.clusters(r.a, r.b), self.confidence)
+            r.target[r.keys[0]], r.target[r.keys[1]] = lo, hi
+            kind = r.where.split(":", 1)[0] if r.where else "other"
+            self.computed[kind] = self.computed.get(kind, 0) + 1
+            if undefined:
+                self.undefined.append({"where": r.where, "undefined": undefined,
+                                       "interval": lo is not None})
+        self.pending = []
+
+    def record(self) -> dict[str, Any]:
+        """What results.json records about the intervals this bootstrap computed."""
+        return {
+            "method": stats.JOINT_BOOTSTRAP_METHOD,
+            "weights": WEIGHTS,
+            "scenarios": len(self.scenarios),
+            "resamples_requested": self.resamples_requested,
+            "resamples": self.resamples,
+            "budget": self.budget,
+            "seed": self.seed,
+            "seed_from": "derive_seed(bootstrap.seed, 'joint_bootstrap')",
+            "interval": "percentile",
+            "confidence": self.confidence,
+            "computed": dict(sorted(self.computed.items())),
+            "undefined": self.undefined,
+            "undefined_note": ("resamples in which a statistic's weighted count was 0 (none of its "
+                               "scenarios drawn) are undefined, left out of its percentiles; with more "
+                               "than half undefined the interval is null"),
+        }
+
+
+# ---------------------------------------------------------------------------- the reduction
+
+
+def _segments(frame: pl.DataFrame, keys: list[str], value: str) -> pl.DataFrame:
+    """Per distinct ``keys``: n, sum, sumsq of ``value``, summed in canonical order."""
+    f = frame.sort([*keys, value])
+    if f.height == 0:
+        return f.select(keys).with_columns(pl.lit(0, pl.Int64).alias("n"), pl.lit(0.0).alias("sum"),
+                                           pl.lit(0.0).alias("sumsq"))
+    change = pl.any_horizontal([pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys])
+    starts = np.flatnonzero(f.select(change.fill_null(True).alias("c"))["c"].to_numpy())
+    x = f[value].to_numpy().astype(np.float64)
+    n = np.diff(np.r_[starts, x.size])
+    head = f.select(keys)[starts.tolist()] if starts.size else f.select(keys).clear()
+    return head.with_columns(pl.Series("n", n, pl.Int64), pl.Series("sum", np.add.reduceat(x, starts)),
+                             pl.Series("sumsq", np.add.reduceat(x * x, starts)))
+
+
+def cell_reduction(rows: pl.DataFrame, cfg: Config, scenarios: Sequence[str] | None = None) -> pl.DataFrame:
+    """Per (field, variant, judge, subset, scenario) of the scorecard's cells: n, sum, sumsq.
+
+    Rows are those of scorecard cells (:data:`workbench.scorecard.CELL_ROW_EXCLUDE`) with a
+    valid value of the field; ``judge`` null = judges pooled (the all-scenario and subset
+    cells), ``subset`` null = all scenarios. ``code``: the scenario's position in
+    ``scenarios`` (the run's index, :func:`scenario_index` of ``rows`` when not given).
+    """
+    base = cell_rows(rows)
+    parts = []
+    for fld in cfg.score_names:
+        v = (base.filter(pl.col(fld).is_not_null())
+             .select(pl.lit(fld).alias("field"), "variant", "judge",
+                     pl.col("scenario").cast(pl.String), pl.col(fld).cast(pl.Float64).alias("value")))
+        per_judge = _segments(v, ["field", "variant", "judge", "scenario"], "value")
+        pooled = _segments(v.drop("judge"), ["field", "variant", "scenario"], "value")
+        parts += [per_judge.with_columns(pl.lit(None, pl.String).alias("subset")),
+                  pooled.with_columns(pl.lit(None, pl.String).alias("judge"), pl.lit(None, pl.String).alias("subset"))]
+        for name in cfg.subsets:
+            vs = (base.filter(pl.col(fld).is_not_null() & subset_filter(cfg, name))
+                  .select(pl.lit(fld).alias("field"), "variant", pl.col("scenario").cast(pl.String),
+                          pl.col(fld).cast(pl.Float64).alias("value")))
+            parts.append(_segments(vs, ["field", "variant", "scenario"], "value")
+                         .with_columns(pl.lit(None, pl.String).alias("judge"), pl.lit(name).alias("subset")))
+    cols = ["field", "variant", "judge", "subset", "scenario", "n", "sum", "sumsq"]
+    schema = {"field": pl.String, "variant": pl.String, "judge": pl.String, "subset": pl.String,
+              "scenario": pl.String, "n": pl.Int64, "sum": pl.Float64, "sumsq": pl.Float64}
+    index = pl.DataFrame({"scenario": list(scenario_index(rows) if scenarios is None else scenarios)},
+                         schema={"scenario": pl.String}).with_row_index("code")
+    if not parts:
+        return pl.DataFrame(schema=schema).join(index, on="scenario", how="left")
+    red = pl.concat([p.select(cols).cast(schema) for p in parts])
+    out = red.join(index, on="scenario", how="left", maintain_order="left")
+    if out["code"].null_count():
+        raise ValueError("a scenario of the reduction is not in the run's scenario index")
+    return out
