@@ -1527,13 +1527,113 @@ def block_permutation_test(
     blk_s, lab_s = blk[order], lab[order]
     m, t = m[order], t[order]
     rng = np.random.default_rng(seed)
-    exceed = 0
     tol = 1e-9 * max(1.0, obs)
-    for size in _chunks(b, m.size):
-        keys = blk_s[None, :] + rng.random((size, m.size))
-        perm = np.argsort(keys, axis=1, kind="stable")
-        exceed += int(np.sum(chi2(lab_s[perm], m.size) >= obs - tol))
+    if _integral(m) and _integral(t) and tot_n < 2.0**52:
+        exceed = _block_exceed(m, t, lab_s, blk_s, k, p0, obs - tol, b, rng)
+    else:
+        exceed = 0
+        for size in _chunks(b, m.size):
+            keys = blk_s[None, :] + rng.random((size, m.size))
+            perm = np.argsort(keys, axis=1, kind="stable")
+            exceed += int(np.sum(chi2(lab_s[perm], m.size) >= obs - tol))
     return TestResult(obs, float((1.0 + exceed) / (1.0 + b)), "block_permutation")
+
+
+def _integral(x: NDArray[np.float64]) -> bool:
+    return bool(np.all(x == np.floor(x)))
+
+
+def _block_exceed(m: NDArray[np.float64], t: NDArray[np.float64], lab_s: NDArray[np.intp],
+                  blk_s: NDArray[np.intp], k: int, p0: float, threshold: float, b: int,
+                  rng: np.random.Generator) -> int:
+    """How many of ``b`` within-block permutations reach ``threshold`` (units sorted by block).
+
+    The same permutations as sorting ``blk_s + U(0, 1)`` keys over all units at once (the
+    reference loop kept in :func:`block_permutation_test` for non-integer counts), from the
+    same random draws, but work only where a permutation can change the table: a block whose
+    units all carry the same (missing, total) gives the same per-label sums under every
+    permutation (added once; skipped when most blocks of its size are such), and the others
+    are ordered within their block (a key is
+    ``block + u`` with ``u`` in [0, 1), so no key leaves its block: the global stable sort is
+    the concatenation of the per-block stable sorts, ties included). Blocks of up to 8 units
+    are ranked by pairwise comparison instead of a sort. Counts are integers, so the per-label
+    sums, and hence every statistic, are exactly the reference's, whatever the summation order.
+    """
+    u = m.size
+    starts = np.flatnonzero(np.r_[True, blk_s[1:] != blk_s[:-1]])
+    sizes = np.diff(np.r_[starts, u])
+    first = np.repeat(starts, sizes)
+    varies = np.logical_or.reduceat((m != m[first]) | (t != t[first]), starts)
+    for kb in np.unique(sizes[varies]):
+        # skipping the constant blocks of a size costs a gather: worth it when most are
+        same = sizes == kb
+        if 2 * int(np.sum(varies & same)) >= int(np.sum(same)):
+            varies |= same
+    fixed = np.repeat(~varies, sizes)
+    base_m = np.bincount(lab_s[fixed], weights=m[fixed], minlength=k)
+    base_t = np.bincount(lab_s[fixed], weights=t[fixed], minlength=k)
+    classes = []
+    for kb in np.unique(sizes[varies]):
+        kb = int(kb)
+        idx = starts[varies & (sizes == kb)][:, None] + np.arange(kb)[None, :]  # (blocks, kb)
+        contiguous = idx.size == u  # every unit, in order: a reshape, not a gather
+        # a block's totals all equal (every item judged by as many judges): the per-label
+        # totals do not move, whatever the permutation
+        t_fixed = bool(np.all(t[idx] == t[idx][:, :1]))
+        if kb <= 8:  # unit-major layout (kb, blocks): contiguous slices per unit position
+            idx = np.ascontiguousarray(idx.T)
+        onehot = (lab_s[idx].reshape(-1)[:, None] == np.arange(k)[None, :]).astype(float)
+        if t_fixed:
+            base_t = base_t + onehot.T @ t[idx].reshape(-1)
+        classes.append((kb, idx, contiguous, blk_s[idx].astype(float), lab_s[idx], m[idx], t[idx],
+                        onehot, t_fixed))
+    exceed = 0
+    chunks = _chunks(b, u)
+    rbuf = np.empty((max(chunks, default=0), u))  # reused: fresh pages per chunk cost a quarter
+    for size in chunks:
+        r = rbuf[:size]
+        rng.random(out=r)  # the same draws, in the same order, as rng.random((size, u))
+        mm = np.tile(base_m.astype(float), (size, 1))
+        nn = np.tile(base_t.astype(float), (size, 1))
+        for kb, idx, contiguous, bk, lb, mb, tb, onehot, t_fixed in classes:
+            if kb <= 8:
+                nb = idx.shape[1]
+                if contiguous:
+                    keys = np.add(r.reshape(size, nb, kb).transpose(0, 2, 1), bk[None])
+                else:
+                    keys = r[:, idx.reshape(-1)].reshape(size, kb, nb)
+                    keys += bk[None]  # the reference's float keys, rounding ties included
+                # rank of unit j in its block (stable order) = the position its label moves to
+                rank = np.empty((size, kb, nb), dtype=np.int8)
+                for j in range(kb):
+                    rank[:, j] = kb - 1 - j
+                for i in range(kb):
+                    for j in range(i + 1, kb):
+                        le = keys[:, i] <= keys[:, j]
+                        rank[:, j] += le
+                        rank[:, i] -= le
+                # unit j's label lands on position rank_j: it takes that position's counts
+                cols = np.arange(nb)[None, None, :]
+                mm += mb[rank, cols].reshape(size, -1) @ onehot
+                if not t_fixed:
+                    nn += tb[rank, cols].reshape(size, -1) @ onehot
+            else:
+                nb = idx.shape[0]
+                keys = r.reshape(size, nb, kb) if contiguous else r[:, idx.reshape(-1)].reshape(size, nb, kb)
+                keys += bk[None]
+                perm = np.argsort(keys, axis=2, kind="stable")
+                got = lb[np.arange(nb)[None, :, None], perm]  # label received by each position
+                fl = (np.arange(size)[:, None, None] * k + got).reshape(-1)
+                mm += np.bincount(fl, weights=np.broadcast_to(mb[None], got.shape).reshape(-1),
+                                  minlength=size * k).reshape(size, k)
+                if not t_fixed:
+                    nn += np.bincount(fl, weights=np.broadcast_to(tb[None], got.shape).reshape(-1),
+                                      minlength=size * k).reshape(size, k)
+        em, es = nn * p0, nn * (1.0 - p0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(nn > 0, (mm - em) ** 2 / em + ((nn - mm) - es) ** 2 / es, 0.0)
+        exceed += int(np.sum(terms.sum(axis=1) >= threshold))
+    return exceed
 
 
 def sign_flip_test(
