@@ -100,3 +100,79 @@ def test_block_permutation_non_integer_counts_use_the_reference_loop():
     blk = np.repeat(np.arange(10), 6)
     got = stats.block_permutation_test(m, t, lab, blk, 200, 11)
     assert (got.statistic, got.p_value) == _reference_block_permutation(m, t, lab, blk, 200, 11)
+
+
+def _reference_variance_components(values, scenario, side_a, trial_unit):
+    """The pre-issue-12 loop: one boolean mask of all trial units per scenario."""
+    x = np.asarray(values, dtype=float)
+    sc, _ = stats._codes(scenario, x.size, "scenario")
+    a = np.asarray(side_a, dtype=bool)
+    tu, nt = stats._codes(trial_unit, x.size, "trial_unit")
+    if x.size == 0:
+        return None, None, 0, 0.0
+    s_u = np.bincount(tu, weights=x, minlength=nt)
+    n_u = np.bincount(tu, minlength=nt)
+    m_u = s_u / n_u
+    sc_u = np.zeros(nt, dtype=np.intp)
+    a_u = np.zeros(nt, dtype=bool)
+    sc_u[tu] = sc
+    a_u[tu] = a
+    d, w, trials = [], [], []
+    for g in np.unique(sc_u):
+        ma = m_u[(sc_u == g) & a_u]
+        mb = m_u[(sc_u == g) & ~a_u]
+        if ma.size < 2 or mb.size < 2:
+            continue
+        d.append(ma.mean() - mb.mean())
+        w.append(ma.var(ddof=1) / ma.size + mb.var(ddof=1) / mb.size)
+        trials.append((ma.size + mb.size) / 2.0)
+    g_n = len(d)
+    t0 = float(np.mean(trials)) if trials else 0.0
+    if g_n < 2:
+        return None, None, g_n, t0
+    within = float(np.mean(w))
+    between = max(0.0, float(np.var(d, ddof=1)) - within)
+    return between, within, g_n, t0
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_contrast_variance_components_is_the_reference(case):
+    rng = np.random.default_rng(300 + case)
+    scen, vals, side, unit = [], [], [], []
+    for g in range(int(rng.choice([1, 2, 5, 300]))):
+        for variant in ("a", "b"):
+            for trial in range(int(rng.choice([1, 2, 3, 4, 9, 17]))):
+                for _judge in range(int(rng.integers(1, 4))):
+                    if rng.random() < 0.15:
+                        continue  # a judgment without a valid value
+                    scen.append(f"s{g}")
+                    vals.append(float(rng.integers(1, 11)) if case % 2 else float(rng.normal(5, 2)))
+                    side.append(variant == "a")
+                    unit.append(f"s{g}\x1f{variant}\x1f{trial}")
+    order = rng.permutation(len(vals))
+    args = [np.array(v, dtype=object if isinstance(v[0], str) else None)[order] if v else np.array([])
+            for v in (vals, scen, side, unit)]
+    assert stats.contrast_variance_components(*args) == _reference_variance_components(*args)
+
+
+def test_codes_of_text_labels_are_numpys_object_codes():
+    rng = np.random.default_rng(9)
+    words = ["b", "a", "é", "e\u0301", "Z", " z", "10", "9", "s\x1fv", "\U0001f600", "ab" * 30]
+    lab = np.array([words[i] for i in rng.integers(0, len(words), 5000)], dtype=object)
+    assert stats._as_text(lab).dtype.kind == "U"
+    codes, g = stats._codes(lab, lab.size)
+    _, ref = np.unique(lab, return_inverse=True)  # sorted by Python's own comparison
+    assert g == len(set(words)) and np.array_equal(codes, ref)
+    # what the text path cannot represent goes the object way, with the same codes
+    nul = lab.copy()
+    nul[3] = "a\x00"
+    assert stats._as_text(nul) is nul
+    assert np.array_equal(stats._codes(nul, nul.size)[0], np.unique(nul, return_inverse=True)[1])
+    mixed = lab.copy()
+    mixed[7] = 7
+    assert stats._as_text(mixed) is mixed
+    for bad in (None, float("nan"), np.float32("nan")):
+        holed = lab.copy()
+        holed[11] = bad
+        with pytest.raises(ValueError, match="missing"):
+            stats._codes(holed, holed.size)
