@@ -176,3 +176,16 @@ def test_codes_of_text_labels_are_numpys_object_codes():
         holed[11] = bad
         with pytest.raises(ValueError, match="missing"):
             stats._codes(holed, holed.size)
+
+
+def test_block_permutation_fast_path_large_blocks_among_small():
+    # mostly blocks of 2 (ranked pairwise) with some of 12 and 20 (sorted within the block)
+    rng = np.random.default_rng(21)
+    sizes = [2] * 300 + [12] * 10 + [20] * 5
+    blk = np.repeat(np.arange(len(sizes)), sizes)
+    rng.shuffle(sizes)
+    m = rng.binomial(2, 0.3, blk.size).astype(float)
+    t = np.where(rng.random(blk.size) < 0.2, 3.0, 2.0)
+    lab = rng.integers(0, 3, blk.size)
+    got = stats.block_permutation_test(m, t, lab, blk, 777, 8)
+    assert (got.statistic, got.p_value) == _reference_block_permutation(m, t, lab, blk, 777, 8)

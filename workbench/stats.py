@@ -1562,9 +1562,10 @@ def block_permutation_test(
     m, t = m[order], t[order]
     rng = np.random.default_rng(seed)
     tol = 1e-9 * max(1.0, obs)
-    if _integral(m) and _integral(t) and tot_n < 2.0**52:
+    sizes = np.bincount(blk)
+    if _integral(m) and _integral(t) and tot_n < 2.0**24 and 2 * int(sizes[sizes > 8].sum()) < m.size:
         exceed = _block_exceed(m, t, lab_s, blk_s, k, p0, obs - tol, b, rng)
-    else:
+    else:  # non-integer counts, or mostly large blocks (where one sort of all units is as fast)
         exceed = 0
         for size in _chunks(b, m.size):
             keys = blk_s[None, :] + rng.random((size, m.size))
@@ -1583,7 +1584,8 @@ def _block_exceed(m: NDArray[np.float64], t: NDArray[np.float64], lab_s: NDArray
     """How many of ``b`` within-block permutations reach ``threshold`` (units sorted by block).
 
     The same permutations as sorting ``blk_s + U(0, 1)`` keys over all units at once (the
-    reference loop kept in :func:`block_permutation_test` for non-integer counts), from the
+    reference loop kept in :func:`block_permutation_test` for non-integer counts and for
+    designs of mostly large blocks, where it is as fast), from the
     same random draws, but work only where a permutation can change the table: a block whose
     units all carry the same (missing, total) gives the same per-label sums under every
     permutation (added once; skipped when most blocks of its size are such), and the others
@@ -1606,11 +1608,14 @@ def _block_exceed(m: NDArray[np.float64], t: NDArray[np.float64], lab_s: NDArray
     fixed = np.repeat(~varies, sizes)
     base_m = np.bincount(lab_s[fixed], weights=m[fixed], minlength=k)
     base_t = np.bincount(lab_s[fixed], weights=t[fixed], minlength=k)
+    # missing and total travel packed in one float, m * 2**24 + t, so one gather and one sum
+    # carry both; exact while every sum stays below 2**53 (t < 2**24 per label)
+    pack = float(2**24)
+    packed = m * pack + t
     classes = []
     for kb in np.unique(sizes[varies]):
         kb = int(kb)
         idx = starts[varies & (sizes == kb)][:, None] + np.arange(kb)[None, :]  # (blocks, kb)
-        contiguous = idx.size == u  # every unit, in order: a reshape, not a gather
         # a block's totals all equal (every item judged by as many judges): the per-label
         # totals do not move, whatever the permutation
         t_fixed = bool(np.all(t[idx] == t[idx][:, :1]))
@@ -1619,7 +1624,8 @@ def _block_exceed(m: NDArray[np.float64], t: NDArray[np.float64], lab_s: NDArray
         onehot = (lab_s[idx].reshape(-1)[:, None] == np.arange(k)[None, :]).astype(float)
         if t_fixed:
             base_t = base_t + onehot.T @ t[idx].reshape(-1)
-        classes.append((kb, idx, contiguous, blk_s[idx].astype(float), lab_s[idx], m[idx], t[idx],
+        vals = m[idx] if t_fixed else packed[idx]
+        classes.append((kb, idx.shape, idx.reshape(-1), blk_s[idx].astype(float), lab_s[idx], vals,
                         onehot, t_fixed))
     exceed = 0
     chunks = _chunks(b, u)
@@ -1629,14 +1635,11 @@ def _block_exceed(m: NDArray[np.float64], t: NDArray[np.float64], lab_s: NDArray
         rng.random(out=r)  # the same draws, in the same order, as rng.random((size, u))
         mm = np.tile(base_m.astype(float), (size, 1))
         nn = np.tile(base_t.astype(float), (size, 1))
-        for kb, idx, contiguous, bk, lb, mb, tb, onehot, t_fixed in classes:
+        for kb, shape, flat_idx, bk, lb, vals, onehot, t_fixed in classes:
+            keys = np.take(r, flat_idx, axis=1).reshape(size, *shape)
+            keys += bk[None]  # the reference's float keys, rounding ties included
             if kb <= 8:
-                nb = idx.shape[1]
-                if contiguous:
-                    keys = np.add(r.reshape(size, nb, kb).transpose(0, 2, 1), bk[None])
-                else:
-                    keys = r[:, idx.reshape(-1)].reshape(size, kb, nb)
-                    keys += bk[None]  # the reference's float keys, rounding ties included
+                nb = shape[1]
                 # rank of unit j in its block (stable order) = the position its label moves to
                 rank = np.empty((size, kb, nb), dtype=np.int8)
                 for j in range(kb):
@@ -1647,22 +1650,20 @@ def _block_exceed(m: NDArray[np.float64], t: NDArray[np.float64], lab_s: NDArray
                         rank[:, j] += le
                         rank[:, i] -= le
                 # unit j's label lands on position rank_j: it takes that position's counts
-                cols = np.arange(nb)[None, None, :]
-                mm += mb[rank, cols].reshape(size, -1) @ onehot
-                if not t_fixed:
-                    nn += tb[rank, cols].reshape(size, -1) @ onehot
+                got = vals[rank, np.arange(nb)[None, None, :]].reshape(size, -1) @ onehot
             else:
-                nb = idx.shape[0]
-                keys = r.reshape(size, nb, kb) if contiguous else r[:, idx.reshape(-1)].reshape(size, nb, kb)
-                keys += bk[None]
+                nb = shape[0]
                 perm = np.argsort(keys, axis=2, kind="stable")
-                got = lb[np.arange(nb)[None, :, None], perm]  # label received by each position
-                fl = (np.arange(size)[:, None, None] * k + got).reshape(-1)
-                mm += np.bincount(fl, weights=np.broadcast_to(mb[None], got.shape).reshape(-1),
+                lab_got = lb[np.arange(nb)[None, :, None], perm]  # label received by each position
+                fl = (np.arange(size)[:, None, None] * k + lab_got).reshape(-1)
+                got = np.bincount(fl, weights=np.broadcast_to(vals[None], lab_got.shape).reshape(-1),
                                   minlength=size * k).reshape(size, k)
-                if not t_fixed:
-                    nn += np.bincount(fl, weights=np.broadcast_to(tb[None], got.shape).reshape(-1),
-                                      minlength=size * k).reshape(size, k)
+            if t_fixed:
+                mm += got
+            else:
+                got_m = np.floor(got / pack)
+                mm += got_m
+                nn += got - got_m * pack
         em, es = nn * p0, nn * (1.0 - p0)
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.where(nn > 0, (mm - em) ** 2 / em + ((nn - mm) - es) ** 2 / es, 0.0)
