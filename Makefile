@@ -15,10 +15,12 @@ INSTALLER ?= uv
 
 # install(lock files): uv when it is (or can be put) in the venv, else pip; pip also when uv
 # fails. uv reads no pip.conf: point it at a mirror with UV_INDEX_URL / UV_EXTRA_INDEX_URL.
+# --compile-bytecode: uv does not write .pyc files by default (pip does), and with
+# PYTHONDONTWRITEBYTECODE set every process would recompile its libraries on import.
 define install
 	@if [ "$(INSTALLER)" = uv ] && { [ -x $(BIN)/uv ] || $(BIN)/python -m pip install --quiet \
 	    --disable-pip-version-check -r requirements-uv.lock; }; then \
-	  $(BIN)/uv pip install --python $(BIN)/python $(1) || { \
+	  $(BIN)/uv pip install --compile-bytecode --python $(BIN)/python $(1) || { \
 	    echo "make: uv could not install the lock files; trying pip"; \
 	    $(BIN)/python -m pip install --progress-bar on $(1); }; \
 	else \

@@ -14,10 +14,12 @@ from pathlib import Path
 
 import polars as pl
 
+from . import schemas
 from .census import census as _census_table
 from .config import Config, load_config
 from .paired import contrasts as _contrasts
 from .paired import judge_offsets as _judge_offsets
+from .pipeline import load
 from .scorecard import scorecard as _scorecard_table
 
 
@@ -25,8 +27,6 @@ def load_rows(inputs: Sequence[str | Path] | str | Path, config: Config | str | 
               preset: str | None = None,
               plan: str | None = None) -> tuple[pl.DataFrame, Config]:
     """Read inputs into the row table: ``(rows, cfg)``; ``config`` is a Config or a YAML path."""
-    from .pipeline import load
-
     cfg = config if isinstance(config, Config) else load_config(None if config is None else str(config), preset)
     paths = [str(inputs)] if isinstance(inputs, str | Path) else [str(i) for i in inputs]
     rows, _, _ = load(paths, cfg, plan)
@@ -43,19 +43,14 @@ def scorecard_table(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     return _scorecard_table(rows, cfg)
 
 
-def _frame(records: list[dict]) -> pl.DataFrame:
-    flat = [{k: (str(v) if isinstance(v, dict | list) else v) for k, v in r.items()} for r in records]
-    return pl.DataFrame(flat, infer_schema_length=None)
-
-
 def judge_offsets(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     """Paired judge offsets and agreement (``diff_counts`` as text; see results.json for the dict)."""
-    return _frame(_judge_offsets(rows, cfg))
+    return schemas.frame(_judge_offsets(rows, cfg), schemas.JUDGE_OFFSETS)
 
 
 def contrasts(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     """Variant contrasts, unpaired and paired, with power (see :func:`workbench.paired.contrasts`)."""
-    return _frame(_contrasts(rows, cfg))
+    return schemas.frame(_contrasts(rows, cfg), schemas.PAIRED_CONTRASTS)
 
 
 def claims(rows: pl.DataFrame, cfg: Config, claims_file: str) -> pl.DataFrame:

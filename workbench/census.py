@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import stats
+from . import selection, stats
 from .config import KEY_FIELDS, Config
 from .ingest import BUCKETS
 
@@ -23,7 +23,7 @@ CELL_BUCKETS: tuple[str, ...] = tuple(b for b in BUCKETS if b not in ("blank", "
 
 def _counts(rows: pl.DataFrame, by: list[str], cfg: Config) -> pl.DataFrame:
     hl = cfg.headline
-    in_cells = rows.filter(~pl.col("bucket").is_in(["blank", "malformed"]))
+    in_cells = rows.filter(selection.keyed())
     not_dup = ~pl.col("bucket").is_in(["duplicate", "missing_planned"])
     aggs = [
         (pl.col("bucket") != "missing_planned").sum().alias("rows"),
@@ -31,7 +31,7 @@ def _counts(rows: pl.DataFrame, by: list[str], cfg: Config) -> pl.DataFrame:
         ((pl.col(f"{hl}__status") == "sentinel") & not_dup).sum().alias("sentinel"),
         ((pl.col(f"{hl}__from_string")) & (pl.col("bucket") == "valid")).sum().alias("from_string"),
         *[
-            (pl.col(f"{n}__status").is_in(["absent", "null", "sentinel"]) & not_dup).sum().alias(f"nulls__{n}")
+            (selection.no_score(n) & not_dup).sum().alias(f"nulls__{n}")
             for n in cfg.score_names
         ],
         # A key judged twice with different content is one judgment with no usable score,
@@ -120,7 +120,7 @@ def judgment_units(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     A judgment is a key: duplicates are counted once, a conflicting key is one judgment with
     no usable score, a planned-but-absent judgment is missing (as in the census).
     """
-    keyed = rows.filter(~pl.col("bucket").is_in(["blank", "malformed", "duplicate"]))
+    keyed = rows.filter(selection.keyed_once())
     return keyed.group_by(list(KEY_FIELDS)).agg(
         (~(pl.col("bucket") == "valid").all() | (pl.len() > 1)).cast(pl.Float64).alias("missing")
     ).sort(list(KEY_FIELDS))

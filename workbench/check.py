@@ -33,13 +33,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import census, paired, stats
+from . import census, paired, schemas, selection, stats, vocab
 from .config import Config
 from .errors import ConfigError, InputError
 from .scorecard import STATUS_MEASURED, cell_row_count, cell_rows, subset_filter, summarize_cell
+from .vocab import Rule, Verdict
 
-RULES: tuple[str, ...] = ("valid_mean", "zero_filled", "min_filled", "item_mean", "all_rows",
-                          "zero_filled_planned", "drop_sentinels_only", "raw_numeric_mean")
+RULES: tuple[str, ...] = vocab.names(Rule)
 """Candidate aggregation rules, in report order:
 
 ``valid_mean``: mean over rows with a valid value (scoreless rows dropped);
@@ -67,8 +67,7 @@ ZERO_RULES = ("zero_filled", "zero_filled_planned")
 VALID_RULES = ("valid_mean", "item_mean")
 HARNESS_RULES = ("drop_sentinels_only", "raw_numeric_mean")
 
-VERDICTS: tuple[str, ...] = ("holds", "shrinks", "reverses", "refuted", "inconclusive", "equivalent",
-                             "insufficient")
+VERDICTS: tuple[str, ...] = vocab.names(Verdict)
 
 CLAIM_KEYS: tuple[str, ...] = ("name", "field", "subset", "judge", "a", "b", "claimed")
 
@@ -322,7 +321,7 @@ def _rule_table(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None
         ns["item_mean"] = items.height
     # all_rows: every line as read, duplicates and conflicting re-judgments included
     every = rows.filter(scope & pl.col("line").is_not_null()
-                        & ~pl.col("bucket").is_in(["blank", "malformed", "missing_planned"])
+                        & selection.keyed_read()
                         & (pl.col(f"{field}__status") == "valid"))
     every_v = every.select(_every_value(cfg, field).alias("__v")).drop_nulls()["__v"]
     out["all_rows"] = _exact_sum(every_v.to_numpy()) / every_v.len() if every_v.len() else None
@@ -498,7 +497,7 @@ def _ambiguity(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
     """Why several rules give the printed value on these rows (which facts make them coincide)."""
     scope = _scope(rows, cfg, variant, judge, subset)
     read = rows.filter(scope & pl.col("line").is_not_null()
-                       & ~pl.col("bucket").is_in(["blank", "malformed", "missing_planned"]))
+                       & selection.keyed_read())
     cell = cell_rows(rows).filter(scope)
     valid = cell.filter(pl.col(fld).is_not_null())
     absent = rows.filter(scope & (pl.col("bucket") == "missing_planned")).height
@@ -652,7 +651,7 @@ def _claimed_text(x: float) -> str:
 
 def _pct(x: float | None, n: int | None = None) -> str:
     """A rate with the precision its denominator ``n`` needs (the report's rule)."""
-    from .terminal import pct
+    from .text import pct
 
     return pct(x, n)
 
@@ -845,7 +844,7 @@ def _units(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld: str,
         scope = scope.filter(pl.col("judge") == claim["judge"])
     if variants is not None:
         scope = scope.filter(pl.col("variant").is_in(variants))
-    keyed = scope.filter(~pl.col("bucket").is_in(["blank", "malformed", "duplicate"]))
+    keyed = scope.filter(selection.keyed_once())
     from .config import KEY_FIELDS
 
     return keyed.group_by(list(KEY_FIELDS)).agg(
@@ -989,27 +988,9 @@ def claim_line(claim: dict[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- frames
 
-PUBLISHED_SCHEMA: dict[str, Any] = {
-    "variant": pl.String, "judge": pl.String, "subset": pl.String, "field": pl.String,
-    "published": pl.Float64, "decimals": pl.Int64, "reproduced_by": pl.List(pl.String),
-    "nearest_rule": pl.String, "nearest_value": pl.Float64, "distance": pl.Float64,
-    "valid_mean": pl.Float64, "finding": pl.String,
-}
-
-CLAIMS_SCHEMA: dict[str, Any] = {
-    "name": pl.String, "field": pl.String, "subset": pl.String, "judge": pl.String,
-    "a": pl.String, "b": pl.String, "claimed": pl.Float64, "recomputed": pl.Float64,
-    "ci_low": pl.Float64, "ci_high": pl.Float64, "paired": pl.Float64,
-    "paired_ci_low": pl.Float64, "paired_ci_high": pl.Float64, "zero_filled": pl.Float64,
-    "valid_n_a": pl.Int64, "rows_a": pl.Int64, "valid_n_b": pl.Int64, "rows_b": pl.Int64,
-    "status_a": pl.String, "status_b": pl.String, "missing_rate_a": pl.Float64,
-    "missing_rate_b": pl.Float64, "bound_low": pl.Float64, "bound_high": pl.Float64,
-    "fisher_p": pl.Float64, "missingness_p": pl.Float64, "missingness_method": pl.String,
-    "judge_missingness_p": pl.Float64, "p": pl.Float64, "p_holm": pl.Float64,
-    "equivalence_margin": pl.Float64, "verdict": pl.String, "confounded": pl.Boolean,
-    "confounded_missing": pl.Boolean, "confounded_judges": pl.Boolean,
-    "confounding_notes": pl.List(pl.String), "notes": pl.List(pl.String),
-}
+#: The tables' schemas are defined once, in workbench.schemas; these names are kept for callers.
+PUBLISHED_SCHEMA: dict[str, Any] = dict(schemas.PUBLISHED_CHECK.columns)
+CLAIMS_SCHEMA: dict[str, Any] = dict(schemas.CLAIMS.columns)
 
 
 def published_frame(checks: list[dict[str, Any]]) -> pl.DataFrame:

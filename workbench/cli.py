@@ -14,10 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from . import config as config_mod
-from . import outdir, results, terminal
+from . import terminal
+from .cliargs import (  # noqa: F401  (re-exported: cli.write_outputs, cli.EXIT_OK... as before)
+    EXIT_GATE,
+    EXIT_INPUT,
+    EXIT_OK,
+    check_input_files,
+    config_from_args,
+    gate_exit,
+    input_paths,
+    overrides_from_args,
+    resolve_preset,
+    write_outputs,
+)
 from .errors import WorkbenchError
-
-EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -196,103 +206,6 @@ def _set_root(parser: argparse.ArgumentParser, root: argparse.ArgumentParser) ->
                 _set_root(sub, root)
 
 
-def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    """Config overrides from flags and ``-p NAME VALUE`` pairs (values parsed as YAML).
-
-    Raises :class:`ConfigError` for a malformed name, a value that is not plain data, or a
-    name that sets a section and also a key inside it (``-p bootstrap 5 --seed 3``).
-    """
-    from .errors import ConfigError
-
-    over: dict[str, Any] = {}
-
-    def put(parts: list[str], value: Any, label: str) -> None:
-        cur = over
-        for i, part in enumerate(parts[:-1]):
-            nxt = cur.setdefault(part, {})
-            if not isinstance(nxt, dict):
-                raise ConfigError(f"{label}: {'.'.join(parts[:i + 1])} is already set to "
-                                  f"{nxt!r}, so {'.'.join(parts)} cannot be set inside it")
-            cur = nxt
-        if isinstance(cur.get(parts[-1]), dict) and not isinstance(value, dict):
-            raise ConfigError(f"{label}: {'.'.join(parts)} is a section whose keys are also set; "
-                              f"it cannot be set to {value!r}")
-        cur[parts[-1]] = value
-
-    for name, value in args.param:
-        parts = name.split(".")
-        if not all(parts):
-            raise ConfigError(f"-p {name}: a key path is names joined by dots, e.g. bootstrap.seed")
-        parsed = config_mod.safe_yaml(value, f"-p {name}", config_mod.NUMBER_KEYS)
-        put(parts, parsed, f"-p {name}")
-    if args.min_valid_n is not None:
-        put(["min_valid_n"], args.min_valid_n, "--min-valid-n")
-    if args.min_clusters is not None:
-        put(["min_clusters"], args.min_clusters, "--min-clusters")
-    if args.seed is not None:
-        put(["bootstrap", "seed"], args.seed, "--seed")
-    if args.resamples is not None:
-        put(["bootstrap", "resamples"], args.resamples, "--resamples")
-    return over
-
-
-def resolve_preset(args: argparse.Namespace) -> None:
-    """Replace ``--preset auto`` (or no --preset/--config with non-default rows) by the detected
-    preset, saying on stderr which and why; exit 2 with the candidates when it cannot tell."""
-    from . import detect
-    from .ingest import expand_inputs
-
-    explicit = args.preset == config_mod.AUTO
-    if not explicit and (args.preset is not None or args.config is not None):
-        return
-    files = expand_inputs(list(args.inputs))
-    if not explicit and (detect.default_fits(files)
-                         or all(detect.classify(f)[0] in (None, "?") for f in files)):
-        return  # default rows, or nothing recognisable: ingest says precisely what is wrong
-    preset, why = detect.detect(files)
-    args.preset = preset
-    # always said (stderr), --quiet or not: a guessed format must never go unnoticed
-    print(f"workbench: preset auto -> {preset or 'default format'} ({why})", file=sys.stderr)
-
-
-def config_from_args(args: argparse.Namespace) -> config_mod.Config:
-    """The Config for parsed CLI arguments: defaults, preset, --config file, flags and -p."""
-    resolve_preset(args)
-    return config_mod.load_config(args.config, args.preset, overrides_from_args(args) or None)
-
-
-def check_input_files(args: argparse.Namespace) -> None:
-    """Fail early (exit 2), before any analysis: a --published, --claims or --plan file that
-    is not a readable file, and an --out directory this run may not write (see
-    :mod:`workbench.outdir`: an input among the outputs, files the workbench did not write
-    without --overwrite, not writable)."""
-    from .files import check_regular_file
-
-    for flag in ("published", "claims"):
-        path = getattr(args, flag, None)
-        if path is not None:
-            check_regular_file(path, f"--{flag}")
-    if args.plan not in (None, "complete"):
-        check_regular_file(args.plan, "plan")
-    out = getattr(args, "out", None)
-    if out is not None:
-        outdir.prepare(out, input_paths(args), overwrite=bool(getattr(args, "overwrite", False)))
-
-
-def input_paths(args: argparse.Namespace) -> list[str]:
-    """Every file this command reads (input globs expanded), for the output-collision check."""
-    import glob
-
-    found: list[str] = []
-    for pat in getattr(args, "inputs", None) or []:
-        found.extend(glob.glob(pat, recursive=True) if any(c in pat for c in "*?[") else [pat])
-    for flag in ("config", "published", "claims", "plan"):
-        value = getattr(args, flag, None)
-        if value is not None and value != "complete":
-            found.append(value)
-    return found
-
-
 def cmd_analyze(args: argparse.Namespace) -> int:
     from . import pipeline
 
@@ -309,40 +222,6 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         terminal.print_analysis(analysis)
     print(terminal.safe(f"wrote {paths['results']} and {paths['rows']}"))
     return gate_exit(analysis, args.no_gate)
-
-
-def write_outputs(analysis: Any, out: Path, argv: Sequence[str] | None = None) -> dict[str, Path]:
-    """Write results.json, rows.parquet and run.json into ``out`` (each to a temporary name,
-    then moved into place); the previous run's other own files there are removed first."""
-    import os
-    import platform
-    import time
-
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        outdir.remove_stale(out, keep=outdir.ANALYSIS_FILES)
-        res = outdir.write_atomic(out / "results.json", results.dumps(analysis.doc))
-        rows = out / "rows.parquet"
-        tmp = out / f"{outdir.TMP_PREFIX}{os.getpid()}-rows.parquet"
-        try:
-            analysis.rows.write_parquet(tmp)
-            os.replace(tmp, rows)
-        finally:
-            tmp.unlink(missing_ok=True)
-        run = {"argv": list(argv or []), "host": platform.node(), "python": platform.python_version(),
-               "finished_unix": time.time()}
-        outdir.record(out, outdir.ANALYSIS_FILES, run)
-    except OSError as exc:
-        raise WorkbenchError(f"{out}: cannot write outputs: {exc.strerror or exc}") from exc
-    return {"results": res, "rows": rows}
-
-
-def gate_exit(analysis: Any, no_gate: bool) -> int:
-    """Exit code for the preregistered gate: 1 when it failed (unless ``--no-gate``)."""
-    gate = analysis.doc.get("gate")
-    if gate is None or gate.get("passed", True) or no_gate:
-        return EXIT_OK
-    return EXIT_GATE
 
 
 def cmd_synth(args: argparse.Namespace) -> int:

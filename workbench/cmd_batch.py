@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from . import cli, outdir, terminal
+from . import cliargs, outdir, terminal
 from .errors import WorkbenchError
 from .report import CSS, esc, num
+from .vocab import BatchStatus
 
 ENTRY_KEYS = {"name", "inputs", "config", "preset", "plan", "published", "claims", "params", "no_gate"}
 PATH_KEYS = ("config", "plan", "published", "claims")
@@ -210,7 +211,7 @@ def _last_error(text: str) -> str:
 
 #: Statuses that fail the batch (an entry with ``no_gate: true`` shows its failed gate as
 #: ``gate failed (no_gate)`` and does not).
-FAILING = ("error", "gate failed")
+FAILING = (BatchStatus.ERROR.value, BatchStatus.GATE_FAILED.value)
 
 
 def entry_status(returncode: int, out: Path, no_gate: bool) -> tuple[str, None]:
@@ -221,9 +222,9 @@ def entry_status(returncode: int, out: Path, no_gate: bool) -> tuple[str, None]:
     """
     if not (out / "report.html").is_file():
         return "error", None
-    if returncode == cli.EXIT_GATE:
+    if returncode == cliargs.EXIT_GATE:
         return "gate failed", None
-    if returncode != cli.EXIT_OK:
+    if returncode != cliargs.EXIT_OK:
         return "error", None
     try:
         gate = json.loads((out / "results.json").read_text(encoding="utf-8")).get("gate") or {}

@@ -1,7 +1,7 @@
 """``workbench report``: analyze, then render the papermill report into ``--out``.
 
 Writes ``results.json``, ``rows.parquet`` and ``run.json`` exactly as ``analyze`` does (the same
-:func:`workbench.cli.write_outputs`), then executes the report notebook into ``report.ipynb``;
+:func:`workbench.cliargs.write_outputs`), then executes the report notebook into ``report.ipynb``;
 its last cell writes ``report.html`` (code hidden, offline; the same page a bare papermill run
 writes) and its figure cells ``figures/``. The exit code
 is ``analyze``'s: the gate fails a report run too, but only after the report is written, so the
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import cli, outdir, report, terminal
+from . import cliargs, outdir, report, terminal
 
 
 def command_line(args: argparse.Namespace) -> str:
@@ -58,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
     """Analyze, write outputs, render the report; return the gate's exit code."""
     from . import pipeline
 
-    cfg = cli.config_from_args(args)
-    cli.check_input_files(args)
+    cfg = cliargs.config_from_args(args)
+    cliargs.check_input_files(args)
     out = Path(args.out)
     t0 = time.monotonic()
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         on_stage=terminal.stage_printer(not args.quiet),
     )
     progress(None)
-    cli.write_outputs(analysis, out, argv=getattr(args, "argv", sys.argv))
+    cliargs.write_outputs(analysis, out, argv=getattr(args, "argv", sys.argv))
     _say(
         args.quiet, f"analysis done in {time.monotonic() - t0:.1f}s; rendering the report notebook"
     )
@@ -85,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
     outdir.add_files(out, [*outdir.REPORT_FILES, *outdir.figure_files(out)])
     _say(args.quiet, f"report done in {time.monotonic() - t0:.1f}s")
     print(terminal.safe(paths["html"]))
-    code = cli.gate_exit(analysis, args.no_gate)
-    if code != cli.EXIT_OK:
+    code = cliargs.gate_exit(analysis, args.no_gate)
+    if code != cliargs.EXIT_OK:
         gate = analysis.doc["gate"]
         why = "; ".join(f"{f['variant']}: {f['why']}" for f in gate["failing"])
         failed = terminal.colour("gate failed", "bad", sys.stderr)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 def _visible(path: str) -> str:
     """A path as it can be printed: control characters and undecodable bytes shown escaped."""
-    from .terminal import safe
+    from .text import safe
 
     return safe(path)
 

@@ -43,7 +43,7 @@ from typing import Any
 
 import polars as pl
 
-from . import stats
+from . import selection, stats
 from .config import Config
 
 WILDBENCH_SKIP = ("128", "256", "384", "512", "640", "768", "896", "1024")
@@ -64,7 +64,7 @@ def _sem(xs: list[float]) -> float | None:
 def _read(rows: pl.DataFrame) -> pl.DataFrame:
     """Every row as read from a file (no planned-but-absent rows, no blank or malformed lines:
     those have no trustworthy key, and the harness's own reader would fail on them)."""
-    return rows.filter(pl.col("line").is_not_null() & ~pl.col("bucket").is_in(["blank", "malformed"]))
+    return rows.filter(pl.col("line").is_not_null() & selection.keyed())
 
 
 def _rec(rule: str, variant: str | None, judge: str | None, figure: str, value: Any, n: int | None,

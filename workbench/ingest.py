@@ -47,36 +47,16 @@ import msgspec
 import polars as pl
 import pyarrow as pa
 
+from . import vocab
 from .config import KEY_FIELDS, Config, FieldPath
 from .errors import ConfigError, InputError, WorkbenchError
 from .files import check_regular_file, name_problem, path_match, path_regex_groups
 
-BUCKETS: tuple[str, ...] = (
-    "blank",
-    "valid",
-    "partial",
-    "empty",
-    "unscored",
-    "errored",
-    "non_numeric",
-    "out_of_range",
-    "invalid_number",
-    "malformed",
-    "duplicate",
-    "conflict",
-)
-"""Ledger buckets; every physical line lands in exactly one."""
+BUCKETS: tuple[str, ...] = vocab.names(vocab.Bucket)
+"""Ledger buckets; every physical line lands in exactly one (:class:`workbench.vocab.Bucket`)."""
 
-FIELD_STATUSES: tuple[str, ...] = (
-    "valid",
-    "absent",
-    "null",
-    "sentinel",
-    "non_numeric",
-    "out_of_range",
-    "invalid_number",
-)
-"""Per-field status of a rubric value. Only ``valid`` values ever enter a mean."""
+FIELD_STATUSES: tuple[str, ...] = vocab.names(vocab.FieldStatus)
+"""Per-field status of a rubric value (:class:`workbench.vocab.FieldStatus`); only ``valid`` enters a mean."""
 
 CHUNK = 65536
 _UNSET = msgspec.UNSET

@@ -7,6 +7,7 @@ from typing import Any
 
 import polars as pl
 
+from . import selection
 from .config import KEY_FIELDS
 from .errors import InputError
 from .ingest import BUCKETS
@@ -38,7 +39,7 @@ def read_plan(path: str) -> pl.DataFrame:
 
 def complete_plan(rows: pl.DataFrame) -> pl.DataFrame:
     """The plan ``--plan complete`` means: every observed scenario x variant x trial x judge."""
-    keyed = rows.filter(~pl.col("bucket").is_in(["blank", "malformed", "missing_planned"]))
+    keyed = rows.filter(selection.keyed_read())
     out = None
     for k in KEY_FIELDS:
         col = keyed.select(pl.col(k).unique().sort())
@@ -56,9 +57,9 @@ def apply_plan(rows: pl.DataFrame, plan: pl.DataFrame | None) -> tuple[pl.DataFr
     """
     if plan is None:
         return rows, {"planned": None, "unplanned": None}
-    keyed = rows.filter(~pl.col("bucket").is_in(["blank", "malformed"])).select(KEY_FIELDS).unique()
+    keyed = rows.filter(selection.keyed()).select(KEY_FIELDS).unique()
     missing = plan.join(keyed, on=list(KEY_FIELDS), how="anti")
-    unplanned = rows.filter(~pl.col("bucket").is_in(["blank", "malformed", "duplicate"])).join(
+    unplanned = rows.filter(selection.keyed_once()).join(
         plan, on=list(KEY_FIELDS), how="anti").height
     extra = missing.with_columns(
         pl.lit("missing_planned").alias("bucket"),

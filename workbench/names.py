@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from . import selection
 from .config import KEY_FIELDS
 
 
@@ -33,7 +34,7 @@ def _why(spellings: list[str]) -> str:
 def lookalike_names(rows: pl.DataFrame) -> list[dict[str, Any]]:
     """Key values that differ only by surrounding whitespace or Unicode normalisation."""
     out: list[dict[str, Any]] = []
-    keyed = rows.filter(~pl.col("bucket").is_in(["malformed", "blank"]))
+    keyed = rows.filter(selection.keyed())
     for k in KEY_FIELDS:
         counts = keyed.filter(pl.col(k).is_not_null()).group_by(k).len().sort(k)
         groups: dict[str, list[tuple[str, int]]] = {}

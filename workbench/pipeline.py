@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from . import api, formats, harness, ingest, ledger, names, paired, provenance, ranks, selection
+from . import formats, harness, ingest, ledger, names, paired, provenance, ranks, schemas, selection
 from .census import census as census_table
 from .census import census_margins, missingness_tests, scale_checks
 from .config import Config
@@ -119,7 +119,7 @@ def _task_plan(rows: pl.DataFrame, cfg: Config, task_file: str | None) -> tuple[
 
     keys = (cfg.tasks or {}).get("key") or ["question_id", "uid", "id", "session_id", "instruction"]
     keys = [keys] if isinstance(keys, str) else list(keys)
-    keyed = rows.filter(~pl.col("bucket").is_in(["blank", "malformed"]))
+    keyed = rows.filter(selection.keyed())
     parts = []
     used: list[str] = []
     for (f,), sub in sorted(keyed.partition_by(["file"], as_dict=True).items()):
@@ -144,17 +144,18 @@ def run(
     """Run every stage and return the :class:`Analysis` (nothing is written to disk).
 
     ``progress(n)`` is called as lines are read; ``on_stage(text)`` as each later stage
-    starts (the CLI shows both on a terminal, so a long run is never silent).
+    starts (the CLI shows both on a terminal, so a long run is never silent); when
+    ``on_stage`` has a ``bar(label, total)`` method, the pairwise stages get progress bars.
     """
     stage = on_stage or (lambda text: None)
 
     def bar(label: str, total: int) -> Callable[[int | None], None] | None:
-        # a progress bar for a long pairwise stage, on a terminal only (as the stage lines)
-        if on_stage is None or total < 20:
+        # a progress bar for a long pairwise stage, when ``on_stage`` makes them (the CLI's
+        # terminal.StagePrinter, on a terminal only); the pipeline never imports the terminal
+        make = getattr(on_stage, "bar", None)
+        if make is None or total < 20:
             return None
-        from .terminal import progress_bar
-
-        return progress_bar(label, total=total, unit=" pairs")
+        return make(label, total)
     if isinstance(inputs, str | Path):  # one path, not a sequence of characters
         inputs = [str(inputs)]
     if not isinstance(cfg, Config):  # a config path (or None: the defaults)
@@ -163,12 +164,14 @@ def run(
         cfg = load_config(None if cfg is None else str(cfg))
     notes: dict[str, Any] = {}
     rows, sources, plan_info = load([str(i) for i in inputs], cfg, plan, progress, notes)
+    fields = cfg.score_names  # every stage table below is checked against workbench.schemas
+    rows = schemas.conform(rows, schemas.ROWS, fields)
     stage(f"{rows.height} rows read; census")
     config_warnings = check_names(rows, cfg)
     hl = cfg.headline
     led = ledger.count_ledger(rows, planned=plan_info["mode"] is not None)
-    cen = census_table(rows, cfg)
-    margins = census_margins(rows, cfg)
+    cen = schemas.conform(census_table(rows, cfg), schemas.CENSUS, fields)
+    margins = schemas.conform(census_margins(rows, cfg), schemas.CENSUS_MARGINS, fields)
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "workbench_version": _version(),
@@ -199,10 +202,10 @@ def run(
         # one input line holds several judgments: the ledger counts judgments (rows)
         doc["ledger_notes"]["input_lines"] = sum(s.lines for s in sources)
     stage(f"scorecard (cluster bootstrap, {cfg.resamples} resamples per cell)")
-    card = scorecard_table(rows, cfg)
-    flags = flag_rates(rows, cfg)
-    passes = pass_rates(rows, cfg)
-    cons = consistency(rows, cfg)
+    card = schemas.conform(scorecard_table(rows, cfg), schemas.SCORECARD)
+    flags = schemas.conform(flag_rates(rows, cfg), schemas.FLAG_RATES)
+    passes = schemas.conform(pass_rates(rows, cfg), schemas.PASS_RATES)
+    cons = schemas.conform(consistency(rows, cfg), schemas.CONSISTENCY)
     doc["value_unit"] = cfg.value_unit
     doc["value_range"] = list(cfg.value_range)
     doc["scorecard"] = card.to_dicts()
@@ -246,12 +249,14 @@ def run(
                           "position_swap": harness.position_swap(rows, cfg)}
     frames = {"census": cen, "census_margins": margins, "scorecard": card, "flag_rates": flags,
               "pass_rates": passes, "consistency": cons,
-              "judge_offsets": api._frame(doc["judge_offsets"]), "contrasts": api._frame(doc["contrasts"]),
-              "ranks": api._frame(doc["ranks"]["cells"])}
+              "judge_offsets": schemas.frame(doc["judge_offsets"], schemas.JUDGE_OFFSETS),
+              "contrasts": schemas.frame(doc["contrasts"], schemas.CONTRASTS),
+              "ranks": schemas.frame(doc["ranks"]["cells"], schemas.RANKS)}
     if published_checks is not None:
         frames["published_check"] = check.published_frame(published_checks)
     if claims_checked is not None:
         frames["claims"] = check.claims_frame(claims_checked)
+    frames = schemas.conform_frames(frames, fields)
     return Analysis(config=cfg, rows=rows, sources=sources, doc=doc, frames=frames)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from . import selection
 from .config import Config
 
 
@@ -34,7 +35,7 @@ def provenance_checks(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
     if not cfg.cross_check:
         return []
     read = rows.filter(pl.col("line").is_not_null()
-                       & ~pl.col("bucket").is_in(["blank", "malformed"]))
+                       & selection.keyed())
     out = []
     for chk in cfg.cross_check:
         fld, pth, cmp = chk["field"], chk["path"], chk["compare"]

@@ -15,22 +15,16 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import stats
+from . import schemas, selection, stats, vocab
 from .config import KEY_FIELDS, Config
+from .selection import CELL_ROW_EXCLUDE, cell_rows  # noqa: F401  (re-exported: row selections live there)
+from .vocab import CellStatus
 
-#: Rows that exist for a cell: every keyed line except repeats counted once. Planned-but-absent
-#: judgments are added to a scorecard cell's ``rows`` (and counted in ``absent``) by
-#: :func:`scorecard`; these helpers (flag/pass rates, forensic rules) see only rows read.
-CELL_ROW_EXCLUDE = ("blank", "malformed", "duplicate", "missing_planned")
+# CELL_ROW_EXCLUDE and cell_rows are row selections (workbench.selection); re-exported here.
 
 RATE_CI_METHOD = "wilson_design_effect_t"
 
-STATUS_MEASURED, STATUS_INSUFFICIENT, STATUS_NOT_MEASURED = "measured", "insufficient", "not_measured"
-
-
-def cell_rows(rows: pl.DataFrame) -> pl.DataFrame:
-    """The rows that exist for scorecard cells (see :data:`CELL_ROW_EXCLUDE`)."""
-    return rows.filter(~pl.col("bucket").is_in(CELL_ROW_EXCLUDE))
+STATUS_MEASURED, STATUS_INSUFFICIENT, STATUS_NOT_MEASURED = vocab.names(CellStatus)
 
 
 def cell_row_count(cell: pl.DataFrame) -> int:
@@ -112,7 +106,7 @@ def _cells(rows: pl.DataFrame, cfg: Config, by: list[str], subset: str | None) -
     # Cells are every keyed combination, planned ones included: a variant (or judge) whose
     # planned judgments have no row at all still gets its cell (rows 0, not_measured), so
     # the gate cannot pass by the cell's absence.
-    keyed = rows.filter(~pl.col("bucket").is_in(["blank", "malformed"])).filter(sel)
+    keyed = rows.filter(selection.keyed()).filter(sel)
     keys = [tuple(k) for k in keyed.select(by).unique().iter_rows()]
     out: list[dict[str, Any]] = []
     groups = base.partition_by(by, as_dict=True, maintain_order=True) if base.height else {}
@@ -149,15 +143,7 @@ def scorecard(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     return pl.DataFrame(records, schema=_SCHEMA)
 
 
-_SCHEMA = {
-    "variant": pl.String, "judge": pl.String, "subset": pl.String, "field": pl.String,
-    "mean": pl.Float64, "valid_n": pl.Int64, "rows": pl.Int64, "clusters": pl.Int64,
-    "zero_filled_mean": pl.Float64, "zero_filled_diff": pl.Float64,
-    "lower_bound": pl.Float64, "upper_bound": pl.Float64, "se": pl.Float64, "se_clustered": pl.Float64,
-    "ci_low": pl.Float64, "ci_high": pl.Float64, "ci_method": pl.String,
-    "boot_low": pl.Float64, "boot_high": pl.Float64, "icc": pl.Float64, "design_effect": pl.Float64,
-    "status": pl.String, "absent": pl.Int64,
-}
+_SCHEMA = dict(schemas.SCORECARD.columns)  # defined once, in workbench.schemas
 
 
 # --------------------------------------------------------------------------- binary rates
@@ -357,7 +343,7 @@ def check_names(rows: pl.DataFrame, cfg: Config) -> list[str]:
     """
     from .errors import ConfigError
 
-    keyed = rows.filter(~pl.col("bucket").is_in(["blank", "malformed"]))
+    keyed = rows.filter(selection.keyed())
     warnings: list[str] = []
     for name, spec in cfg.subsets.items():
         if keyed.filter(subset_filter(cfg, name)).height == 0:

@@ -1,4 +1,18 @@
-"""Which pairwise comparisons a run computes, so that many variants never mean hours.
+"""Selections: which rows a stage reads (the row predicates every stage shares) and which
+pairwise comparisons a run computes.
+
+**Rows.** Each predicate is a polars expression over the row table's ``bucket`` (names from
+:mod:`workbench.vocab`), so "the rows with trusted keys" is spelled once:
+
+* :func:`keyed`: every row but blank and malformed lines (whose keys cannot be trusted);
+  planned-but-absent judgments included;
+* :func:`keyed_read`: the same without the planned-but-absent rows (what the files hold);
+* :func:`keyed_once`: every judgment once: keyed rows without exact repeats;
+* :func:`in_cells` / :func:`cell_rows`: the rows that exist for a scorecard cell
+  (:data:`CELL_ROW_EXCLUDE` left out);
+* :func:`no_score`: a field given no score (absent, null or a sentinel).
+
+**Pairs.** Which pairwise comparisons a run computes, so that many variants never mean hours.
 
 Each variant contrast or per-variant judge offset costs a bootstrap (tenths of a second);
 all pairs of k variants are k(k-1)/2 of them. The rule, recorded in results.json
@@ -23,7 +37,45 @@ import polars as pl
 
 from .config import Config
 from .errors import ConfigError
-from .scorecard import cell_rows
+from .vocab import MISSING_PLANNED, NULL_STATUSES, Bucket
+
+#: Rows that exist for a cell: every keyed line except repeats counted once. Planned-but-absent
+#: judgments are added to a scorecard cell's ``rows`` (and counted in ``absent``) by
+#: :func:`workbench.scorecard.scorecard`; flag/pass rates and forensic rules see only rows read.
+CELL_ROW_EXCLUDE: tuple[str, ...] = (Bucket.BLANK.value, Bucket.MALFORMED.value, Bucket.DUPLICATE.value,
+                                     MISSING_PLANNED)
+
+_UNKEYED = [Bucket.BLANK.value, Bucket.MALFORMED.value]
+
+
+def keyed() -> pl.Expr:
+    """Rows whose keys can be trusted: not a blank or malformed line (planned rows included)."""
+    return ~pl.col("bucket").is_in(_UNKEYED)
+
+
+def keyed_read() -> pl.Expr:
+    """Keyed rows read from the inputs: :func:`keyed` without the planned-but-absent rows."""
+    return ~pl.col("bucket").is_in([*_UNKEYED, MISSING_PLANNED])
+
+
+def keyed_once() -> pl.Expr:
+    """Every judgment once: :func:`keyed` without the exact repeats (``duplicate``)."""
+    return ~pl.col("bucket").is_in([*_UNKEYED, Bucket.DUPLICATE.value])
+
+
+def in_cells() -> pl.Expr:
+    """The rows that exist for scorecard cells (see :data:`CELL_ROW_EXCLUDE`)."""
+    return ~pl.col("bucket").is_in(CELL_ROW_EXCLUDE)
+
+
+def cell_rows(rows: pl.DataFrame) -> pl.DataFrame:
+    """The rows that exist for scorecard cells (see :data:`CELL_ROW_EXCLUDE`)."""
+    return rows.filter(in_cells())
+
+
+def no_score(field: str) -> pl.Expr:
+    """``field`` was given no score: its status is absent, null or a sentinel."""
+    return pl.col(f"{field}__status").is_in([s.value for s in NULL_STATUSES])
 
 
 def _variants(rows: pl.DataFrame) -> list[str]:

@@ -8,28 +8,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-# C0 and C1 control characters, DEL, line/paragraph separators and the bidirectional
-# controls (which can reorder what a terminal shows): never written to a terminal raw.
-_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_VISIBLE = {**{i: f"\\x{i:02x}" for i in [*range(0x20), *range(0x7f, 0xa0)]},
-            0x09: "\\t", 0x0a: "\\n", 0x0d: "\\r",
-            0x2028: "\\u2028", 0x2029: "\\u2029", **{ord(c): f"\\u{ord(c):04x}" for c in _BIDI}}
-
-
-def safe(text: Any) -> str:
-    """``text`` with every control character shown visibly (``\\x1b``, ``\\n``): input and
-    config strings pass through here before reaching a terminal, so a name cannot colour,
-    erase, retitle the terminal or forge a line. Lone surrogates (a file name that is not
-    UTF-8) are shown as the byte they stand for (``\\xff``). Idempotent on its own output."""
-    text = str(text)
-    if text.isascii() and text.isprintable():
-        return text
-    text = text.translate(_VISIBLE)
-    if any("\ud800" <= ch <= "\udfff" for ch in text):
-        text = "".join(f"\\x{ord(ch) - 0xdc00:02x}" if "\udc80" <= ch <= "\udcff"
-                       else f"\\u{ord(ch):04x}" if "\ud800" <= ch <= "\udfff" else ch
-                       for ch in text)
-    return text
+from .text import pct, safe  # noqa: F401  (re-exported: terminal.safe, terminal.pct)
 
 
 class ProgressLine:
@@ -114,21 +93,34 @@ VERDICT_KIND = {"holds": "good", "shrinks": "warn", "reverses": "bad", "refuted"
                 "equivalent": "neutral", "insufficient": "muted"}
 
 
+class StagePrinter:
+    """``f(text)`` prints ``workbench: <stage> (t s)`` to stderr; ``f.bar(label, total)`` is a
+    progress bar for a long pairwise stage (:func:`workbench.pipeline.run` asks for one through
+    this object, so the pipeline never imports the terminal)."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.start = time.perf_counter()
+
+    def __call__(self, text: str) -> None:
+        import time
+
+        print(f"workbench: {safe(text)} ({time.perf_counter() - self.start:.1f} s)", file=sys.stderr, flush=True)
+
+    def bar(self, label: str, total: int) -> Callable[[int | None], None]:
+        return progress_bar(label, total=total, unit=" pairs")
+
+
 def stage_printer(enabled: bool = True) -> Callable[[str], None]:
-    """A callback printing ``workbench: <stage> (t s)`` to stderr as each stage starts.
+    """A callback printing ``workbench: <stage> (t s)`` to stderr as each stage starts (a
+    :class:`StagePrinter`, which also makes the pairwise stages' progress bars).
 
     Silent unless stderr is a terminal, like :func:`progress_bar`.
     """
     if not enabled or not sys.stderr.isatty():
         return lambda text: None
-    import time
-
-    start = time.perf_counter()
-
-    def say(text: str) -> None:
-        print(f"workbench: {safe(text)} ({time.perf_counter() - start:.1f} s)", file=sys.stderr, flush=True)
-
-    return say
+    return StagePrinter()
 
 
 def _fmt(x: Any, nd: int = 2) -> str:
@@ -164,17 +156,6 @@ def ledger_text(doc: dict[str, Any]) -> str:
     if extra:
         text += "\n        beside the ledger: " + ", ".join(extra)
     return text
-
-
-def pct(x: float | None, n: int | None = None) -> str:
-    """A rate as a percentage with the precision its denominator needs: the rule of
-    :func:`workbench.report.formats.pct` (kept here so the CLI does not import the report)."""
-    if x is None:
-        return "-"
-    d = 0 if not n or n < 1000 or x in (0, 1) else min(len(str(int(n))) - 3, 3)
-    while d < 3 and ((0 < x and round(100 * x, d) == 0) or (x < 1 and round(100 * x, d) == 100)):
-        d += 1
-    return f"{100 * x:.{d}f}%"
 
 
 def census_text(doc: dict[str, Any]) -> str:
@@ -357,11 +338,53 @@ def print_analysis(analysis: Any, file: Any = None) -> None:
               "\n".join(safe(f"warning: {w}") for w in warn) if warn else None,
               plan_text(doc), census_text(doc), provenance_text(doc), scorecard_text(doc),
               harness_text(doc)]
-    if doc.get("claims") is not None or doc.get("published_check") is not None:
-        from .cmd_check import claims_text, published_text
-
-        if doc.get("claims") is not None:
-            blocks.append(claims_text(doc["claims"], analysis.config.confidence))
-        if doc.get("published_check") is not None:
-            blocks.append(published_text(doc["published_check"], doc["published_summary"]))
+    if doc.get("claims") is not None:
+        blocks.append(claims_text(doc["claims"], analysis.config.confidence))
+    if doc.get("published_check") is not None:
+        blocks.append(published_text(doc["published_check"], doc["published_summary"]))
     print("\n\n".join(b for b in blocks if b), file=f)
+
+
+def claims_text(claims: list[dict[str, Any]], confidence: float = 0.95) -> str:
+    """Each claim line, its notes indented beneath, and a tally of the verdicts (the claims
+    block of ``workbench check`` and ``analyze --claims``)."""
+    from collections import Counter
+
+    from . import check
+
+    out = [f"claims: a - b of valid means with its {100 * confidence:g}% clustered interval "
+           "(valid/rows of a vs b)"]
+    for c in claims:
+        line = safe(check.claim_line(c))
+        word = c["verdict"].upper()
+        kind = VERDICT_KIND.get(c["verdict"], "bold")
+        out.append(line.replace(f": {word}", f": {colour(word, kind)}", 1))
+        out.extend(safe(f"    - {n}") for n in c["notes"][1:])
+    tally = Counter(c["verdict"] for c in claims)
+    held = sum(check.claim_supported(c) for c in claims)
+    parts = [f"{tally[v]} {v}" for v in check.VERDICTS if tally.get(v)]
+    confounded = sum(bool(c["confounded"]) for c in claims)
+    tail = f"; {confounded} confounded by missingness" if confounded else ""
+    out.append(f"{held} of {len(claims)} {'claim' if len(claims) == 1 else 'claims'} "
+               f"supported by the rows ({', '.join(parts)}){tail}")
+    return "\n".join(out)
+
+
+def published_text(checks: list[dict[str, Any]], summary: str) -> str:
+    """The forensics summary and a compact table of published vs recomputed values."""
+    rows = []
+    for r in checks:
+        cell = r["variant"] + (f"/{r['judge']}" if r["judge"] else "") + (
+            f" [{r['subset']}]" if r["subset"] else "")
+        nd = r["decimals"]
+        if r["reproduced_by"]:
+            how = ", ".join(r["reproduced_by"])
+        elif r["nearest_rule"] is None:
+            how = "none (no rows)"
+        else:
+            how = (f"none; nearest {r['nearest_rule']} {r['nearest_value']:.{nd + 2}f} "
+                   f"(distance {r['distance']:.{nd + 2}f})")
+        valid = "-" if r["valid_mean"] is None else f"{r['valid_mean']:.{max(nd, 2)}f}"
+        rows.append([cell, r["field"], f"{r['published']:.{nd}f}", valid, how])
+    head = ["published cell", "field", "published", "valid mean", "reproduced by"]
+    return "\n".join([safe(f"published scorecard: {summary}"), table(head, rows, {2, 3})])

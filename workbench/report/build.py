@@ -26,7 +26,7 @@ def overrides(
     subsets: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Config overrides exactly as the CLI builds them (``-p NAME VALUE`` pairs, then flags)."""
-    from .. import cli
+    from .. import cliargs
 
     ns = argparse.Namespace(
         param=[(str(p[0]), str(p[1])) for p in params],
@@ -35,7 +35,7 @@ def overrides(
         seed=seed,
         resamples=resamples,
     )
-    over = cli.overrides_from_args(ns)
+    over = cliargs.overrides_from_args(ns)
     if confidence is not None:
         over["confidence"] = confidence
     if subsets is not None:
@@ -71,7 +71,7 @@ def build(
     passes False, so the provenance section checks its file against this computation), and
     ``report.html`` from :func:`workbench.report.finish`.
     """
-    from .. import cli, pipeline
+    from .. import cliargs, pipeline
 
     if inputs is None or (not isinstance(inputs, str | Path) and not list(inputs)):
         raise WorkbenchError(
@@ -105,7 +105,7 @@ def build(
     rep.no_gate = bool(no_gate)
     rep.leads = leads(rep)
     if write_outputs:
-        cli.write_outputs(analysis, rep.out_dir, argv=shlex.split(cmd))
+        cliargs.write_outputs(analysis, rep.out_dir, argv=shlex.split(cmd))
     rep.kernel_start = _execution_count()
     return rep
 

@@ -48,6 +48,8 @@ BUCKET_MEANING = {
     "valid": "headline score present and usable: the only rows that enter a mean",
     "partial": "row present, headline score absent or null (other fields present)",
     "empty": "only the key fields: no score at all",
+    "unscored": "a harness log's sample with no value from the scorer (its reason kept)",
+    "errored": "a harness log's sample that ended in an error (its reason kept)",
     "non_numeric": "headline is text that is not a number (e.g. '8/10')",
     "out_of_range": "headline is a number outside the rubric",
     "invalid_number": "headline is NaN or Infinity",

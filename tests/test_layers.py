@@ -1,0 +1,189 @@
+"""The package's layer order: no module imports one in a layer above its own.
+
+Layers, lowest first (``LAYERS`` below is the one definition; README "Architecture" shows it):
+
+* ``foundation``: errors, the vocabularies (``vocab``), the stage-table schemas (``schemas``),
+  the statistics, the canonical JSON writer (``results``), file and output-folder checks,
+  text made safe for a terminal (``text``). Imports nothing above.
+* ``config``: the Config and what reads a format (presets, detection, native readers).
+* ``ingest``: raw lines -> the row table with its ledger, the plan (``ledger``), and the
+  selections of rows every later stage shares and of the pairs a run compares (``selection``).
+* ``reduce``: the row table -> small typed tables of sufficient statistics.
+* ``stages``: census, scorecard, paired analyses, ranks, forensic
+  checks, provenance and name checks, harness rules; the simulator and its calibration.
+* ``run``: the pipeline (inputs -> every stage -> the results document), the analyst's API on
+  top of it, and what every command does with its arguments (``cliargs``: config, early
+  checks, outputs, exit codes).
+* ``presentation``: terminal text, plots, the HTML report (``report.*``).
+* ``commands``: ``workbench check | report | batch`` (``cmd_*``) and the self-test.
+* ``entry``: the CLI dispatcher (``cli``, which loads ``cmd_*`` by name) and the package facade.
+
+Every import counts: module level, inside a function, under ``TYPE_CHECKING``, and
+``importlib.import_module`` with a literal or f-string name (an f-string names every module
+its literal prefix matches). Within one layer imports are allowed but must not form a cycle.
+
+To place a new module: add its name to the lowest layer that holds everything it imports (a
+trailing ``*`` matches a prefix, so ``engine*`` covers ``engine`` and ``engine_duckdb``;
+a subpackage's modules are ``name.module``). A module in no layer fails the test, so a new
+module is placed on purpose; names already reserved for work in progress: ``engine*`` (the
+columnar ingest engine), ``reduce*`` (sufficient statistics), ``dask*``/``distributed*``
+(the Dask backend).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parent.parent / "workbench"
+
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("foundation", ("errors", "text", "vocab", "schemas", "stats", "results", "files", "outdir")),
+    ("config", ("config", "detect", "formats")),
+    ("ingest", ("ingest", "ingest_*", "engine*", "ledger", "selection")),
+    ("reduce", ("reduce*",)),
+    ("stages", ("census", "scorecard", "paired", "ranks", "check", "provenance", "names",
+                "harness", "synth", "calibrate", "example")),
+    ("run", ("pipeline", "api", "cliargs", "dask*", "distributed*")),
+    ("presentation", ("terminal", "plots", "report", "report.*")),
+    ("commands", ("cmd_*", "selftest")),
+    ("entry", ("cli", "__init__", "__main__")),
+)
+
+
+def layer_of(module: str) -> int | None:
+    """The index in LAYERS of a module named relative to the package, or None."""
+    for i, (_, members) in enumerate(LAYERS):
+        for m in members:
+            if m == module or (m.endswith("*") and module.startswith(m[:-1])):
+                return i
+    return None
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package by its name relative to the package (``report.build``;
+    a subpackage's ``__init__`` is the subpackage's name, the package's own is ``__init__``)."""
+    out = {}
+    for p in sorted(PKG.rglob("*.py")):
+        parts = list(p.relative_to(PKG).with_suffix("").parts)
+        if parts[-1] == "__init__" and len(parts) > 1:
+            parts = parts[:-1]
+        out[".".join(parts)] = p
+    return out
+
+
+def _resolve(name: str, known: dict[str, Path]) -> str | None:
+    """``name`` (relative to the package) or the longest known module it lies in."""
+    parts = name.split(".")
+    while parts:
+        cand = ".".join(parts)
+        if cand in known:
+            return cand
+        parts.pop()
+    return None
+
+
+def imports(module: str, path: Path, known: dict[str, Path]) -> list[tuple[str, int]]:
+    """``(imported module, line)`` for every workbench import in a module's source."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    is_pkg = path.name == "__init__.py"
+    here = [] if module == "__init__" else module.split(".")
+    package = here if is_pkg else here[:-1]  # the package a relative import starts from
+    found: list[tuple[str, int]] = []
+
+    def add(name: str, line: int) -> None:
+        target = _resolve(name, known)
+        if target is not None and target != module:
+            found.append((target, line))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+                stem = [*base, *(node.module.split(".") if node.module else [])]
+            elif node.module and (node.module == "workbench" or node.module.startswith("workbench.")):
+                stem = node.module.split(".")[1:]
+            else:
+                continue
+            for alias in node.names:  # `from . import cli` imports the module cli
+                sub = ".".join([*stem, alias.name])
+                add(sub if sub in known else ".".join(stem) or "__init__", node.lineno)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "workbench" or alias.name.startswith("workbench."):
+                    add(".".join(alias.name.split(".")[1:]) or "__init__", node.lineno)
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) \
+                == "import_module" and node.args:
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                prefix, exact = arg.value, True
+            elif isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
+                prefix, exact = str(arg.values[0].value), False
+            else:
+                continue
+            if prefix.startswith("workbench."):
+                rel = prefix[len("workbench."):]
+                for name in known:
+                    if name == rel or (not exact and name.startswith(rel)):
+                        add(name, node.lineno)
+    return found
+
+
+KNOWN = modules()
+
+
+def test_every_module_has_a_layer() -> None:
+    unplaced = [m for m in KNOWN if layer_of(m) is None]
+    assert not unplaced, (f"modules in no layer: {', '.join(unplaced)}; add each to the lowest layer "
+                          "holding what it imports (tests/test_layers.py LAYERS)")
+
+
+@pytest.mark.parametrize("module", sorted(KNOWN))
+def test_no_import_goes_up(module: str) -> None:
+    mine = layer_of(module)
+    if mine is None:
+        pytest.skip("unplaced (test_every_module_has_a_layer fails)")
+    up = []
+    for target, line in imports(module, KNOWN[module], KNOWN):
+        theirs = layer_of(target)
+        if theirs is not None and theirs > mine:
+            up.append(f"workbench/{KNOWN[module].relative_to(PKG)}:{line}: {module} ({LAYERS[mine][0]}) "
+                      f"imports {target} ({LAYERS[theirs][0]})")
+    assert not up, "imports that go up a layer:\n" + "\n".join(up)
+
+
+def test_no_cycle_within_a_layer() -> None:
+    graph = {m: {t for t, _ in imports(m, p, KNOWN) if layer_of(t) == layer_of(m)} for m, p in KNOWN.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for t in sorted(graph[m]):
+            if state.get(t) == 1:
+                cycle = stack[stack.index(t):] + [t]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if t not in state:
+                visit(t)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+
+
+def test_the_checker_sees_every_kind_of_import(tmp_path: Path) -> None:
+    # the parser itself: a local import, a relative import from a subpackage, an absolute
+    # import and an f-string importlib call all count (a checker that saw none would pass)
+    src = tmp_path / "probe.py"
+    src.write_text("import workbench.cli\n"
+                   "def f():\n    from .. import pipeline\n    from ..terminal import safe\n"
+                   "    import importlib\n    importlib.import_module(f'workbench.cmd_{x}')\n",
+                   encoding="utf-8")
+    found = {t for t, _ in imports("report.probe", src, KNOWN)}
+    assert {"cli", "pipeline", "terminal", "cmd_check", "cmd_report", "cmd_batch"} <= found
+    assert layer_of("engine_duckdb") == layer_of("ingest") and layer_of("report.tables") == layer_of("terminal")

@@ -1,0 +1,275 @@
+"""The named schema of every table a stage hands on: the row table and each stage table of
+:attr:`workbench.pipeline.Analysis.frames`.
+
+A :class:`Schema` lists its columns in order with their polars dtypes; a name holding
+``{field}`` stands for one column per configured score name (``nulls__{field}`` is
+``nulls__overall``, ``nulls__correctness``...), ``optional`` columns are present only under
+some configs (a consistency check needs sub-scores), and ``open_prefixes`` admit the columns
+a config adds by name (``path_*``, ``x_*`` on the row table).
+
+:func:`conform` is the check at a stage's boundary: a missing or unexpected column, or a
+value of the wrong kind, raises :class:`SchemaMismatch` naming the table and the column (a
+bug in the workbench, never bad input, so it is not a :class:`~workbench.errors.WorkbenchError`).
+Within a kind it only normalises: an all-null column gets its declared dtype and an integer
+column its declared width, so values, and so ``results.json``, never change.
+:func:`frame` builds a stage table from records (the stages that compute per record:
+judge offsets, contrasts, ranks), the one place records become a frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from .vocab import Bucket, names
+
+FIELD = "{field}"
+
+
+class SchemaMismatch(RuntimeError):
+    """A stage produced a table that is not its schema: a bug in the workbench."""
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A stage table's name, columns (in order) and dtypes; see the module docstring."""
+
+    name: str
+    columns: Mapping[str, Any]
+    optional: frozenset[str] = frozenset()
+    open_prefixes: tuple[str, ...] = ()
+    may_be_empty: bool = False  # a frame with no columns at all: the stage did not apply
+
+    def expected(self, fields: Sequence[str] = ()) -> dict[str, Any]:
+        """The columns for these score names (templates expanded), in order."""
+        out: dict[str, Any] = {}
+        for name, dtype in self.columns.items():
+            if FIELD in name:
+                out.update({name.replace(FIELD, f): dtype for f in fields})
+            else:
+                out[name] = dtype
+        return out
+
+    def required(self, fields: Sequence[str] = ()) -> dict[str, Any]:
+        return {k: v for k, v in self.expected(fields).items() if not self._optional(k)}
+
+    def _optional(self, column: str) -> bool:
+        return any(column == o or (FIELD in o and _matches(o, column)) for o in self.optional)
+
+    def empty(self, fields: Sequence[str] = ()) -> pl.DataFrame:
+        """A frame with the required columns and no rows."""
+        return pl.DataFrame(schema=self.required(fields))
+
+
+def _matches(template: str, column: str) -> bool:
+    head, _, tail = template.partition(FIELD)
+    return column.startswith(head) and column.endswith(tail) and len(column) > len(head) + len(tail)
+
+
+def _kind(dtype: Any) -> str:
+    if dtype == pl.Null:
+        return "null"
+    if dtype.is_integer():
+        return "integer"
+    if dtype.is_float():
+        return "float"
+    if dtype == pl.Boolean:
+        return "boolean"
+    if dtype == pl.String:
+        return "string"
+    if isinstance(dtype, pl.List):
+        return "list"
+    return str(dtype)
+
+
+def conform(frame: pl.DataFrame, schema: Schema, fields: Sequence[str] = ()) -> pl.DataFrame:
+    """``frame`` checked against ``schema`` (dtypes normalised within a kind); raises
+    :class:`SchemaMismatch` naming the table and the column on any other difference."""
+    if schema.may_be_empty and frame.width == 0:
+        return frame
+    expected = schema.expected(fields)
+    got = dict(frame.schema)
+    missing = [c for c in schema.required(fields) if c not in got]
+    extra = [c for c in got if c not in expected and not c.startswith(schema.open_prefixes)]
+    if missing or extra:
+        raise SchemaMismatch(
+            f"stage table {schema.name!r} does not match its schema (workbench.schemas): "
+            + "; ".join(p for p in (f"missing {', '.join(missing)}" if missing else "",
+                                    f"unexpected {', '.join(extra)}" if extra else "") if p))
+    casts = []
+    for col, dtype in got.items():
+        want = expected.get(col)
+        if want is None or dtype == want:
+            continue
+        if _kind(dtype) == "null" or (_kind(dtype) == _kind(want) == "integer") \
+                or (_kind(dtype) == _kind(want) == "list" and dtype.inner == pl.Null):
+            casts.append(pl.col(col).cast(want, strict=True))
+            continue
+        raise SchemaMismatch(f"stage table {schema.name!r}, column {col!r}: {dtype} where the schema "
+                             f"(workbench.schemas) has {want}")
+    return frame.with_columns(casts) if casts else frame
+
+
+def frame(records: Iterable[Mapping[str, Any]], schema: Schema, fields: Sequence[str] = ()) -> pl.DataFrame:
+    """A stage table from per-record output, conformed to ``schema``. A dict or list value in a
+    column the schema types as text is kept as its ``str`` (``diff_counts``, the ranks' lists:
+    the structured value is in results.json)."""
+    expected = schema.expected(fields)
+    flat = [{k: (str(v) if isinstance(v, dict | list) and expected.get(k) == pl.String else v)
+             for k, v in r.items()} for r in records]
+    if not flat:
+        return schema.empty(fields)
+    return conform(pl.DataFrame(flat, infer_schema_length=None), schema, fields)
+
+
+# --------------------------------------------------------------------------- the tables
+
+_S, _I, _U, _F, _B = pl.String, pl.Int64, pl.UInt32, pl.Float64, pl.Boolean
+_LS = pl.List(pl.String)
+
+ROWS = Schema("rows", {
+    "file": _S, "line": _I, "bucket": _S, "reason": _S,
+    "scenario": _S, "variant": _S, "trial": _S, "judge": _S,
+    FIELD: _F, f"{FIELD}__raw": _F, f"{FIELD}__status": _S, f"{FIELD}__from_string": _B,
+    "flags": _LS, "flags_present": _B, "verdict": _S, "pass_value": _F, f"{FIELD}__label": _S,
+}, optional=frozenset({"pass_value", f"{FIELD}__label"}), open_prefixes=("path_", "x_"))
+"""One row per input line (and per planned judgment with no line): :func:`workbench.ingest.read_rows`
+then :func:`workbench.ledger.apply_plan`. ``{field}__label`` exists for the headline only, when
+the config maps labels to values."""
+
+#: The census's counts: one per bucket a cell can hold (not blank/malformed lines, plus the
+#: planned-but-absent judgments).
+_CENSUS_COUNTS = {b: _U for b in names(Bucket) if b not in (Bucket.BLANK, Bucket.MALFORMED)}
+
+CENSUS = Schema("census", {
+    "judge": _S, "variant": _S, "rows": _U, **_CENSUS_COUNTS, "missing_planned": _U,
+    "sentinel": _U, "from_string": _U, "nulls__{field}": _U, "conflict_keys": _U, "judgments": _U,
+    "missing": _U, "missing_rate": _F, "missing_rate_ci_low": _F, "missing_rate_ci_high": _F,
+    "missing_rate_n_eff": _F, "missing_rate_ci_method": _S,
+})
+"""Null census per judge x variant (:func:`workbench.census.census`)."""
+
+CENSUS_MARGINS = Schema("census_margins", dict(CENSUS.columns))
+"""The census per judge and per variant alone (:func:`workbench.census.census_margins`): the
+census's columns, the other key null."""
+
+SCORECARD = Schema("scorecard", {
+    "variant": _S, "judge": _S, "subset": _S, "field": _S,
+    "mean": _F, "valid_n": _I, "rows": _I, "clusters": _I,
+    "zero_filled_mean": _F, "zero_filled_diff": _F,
+    "lower_bound": _F, "upper_bound": _F, "se": _F, "se_clustered": _F,
+    "ci_low": _F, "ci_high": _F, "ci_method": _S,
+    "boot_low": _F, "boot_high": _F, "icc": _F, "design_effect": _F,
+    "status": _S, "absent": _I,
+})
+"""Scorecard cells (:func:`workbench.scorecard.scorecard`); ``status`` is a
+:class:`workbench.vocab.CellStatus`."""
+
+_RATE = {"n": _I, "rate": _F, "ci_low": _F, "ci_high": _F, "ci_method": _S, "clusters": _I,
+         "wilson_low": _F, "wilson_high": _F}
+
+FLAG_RATES = Schema("flag_rates", {"variant": _S, "subset": _S, "flagged": _I, **_RATE})
+"""Fabrication-flag rate per variant (:func:`workbench.scorecard.flag_rates`)."""
+
+PASS_RATES = Schema("pass_rates", {
+    "variant": _S, "subset": _S, "passes": _I, **_RATE,
+    "pass_hat_k": _F, "pass_hat_k_ci_low": _F, "pass_hat_k_ci_high": _F, "k": _I,
+    "units_with_k": _I, "units_short": _I, "units_short_list": _LS,
+    "gate_threshold": _F, "gate_pass": _B,
+})
+"""Pass rate and pass^k per variant (:func:`workbench.scorecard.pass_rates`)."""
+
+CONSISTENCY = Schema("consistency", {
+    "judge": _S, "variant": _S, "overall_checked": _U, "overall_far_from_subscores": _U,
+    "honesty_checked": _U, "honest_but_flagged": _U,
+}, optional=frozenset({"overall_checked", "overall_far_from_subscores", "honesty_checked",
+                       "honest_but_flagged"}), may_be_empty=True)
+"""Rows whose numbers disagree with themselves (:func:`workbench.scorecard.consistency`);
+each pair of columns only when its check applies, no columns when none does."""
+
+JUDGE_OFFSETS = Schema("judge_offsets", {
+    "judge_a": _S, "judge_b": _S, "variant": _S, "subset": _S, "field": _S,
+    "pairs": _I, "clusters": _I, "only_a": _I, "only_b": _I,
+    "mean_diff": _F, "ci_low": _F, "ci_high": _F, "ci_method": _S, "p": _F, "p_method": _S,
+    "p_sign_flip": _F, "boot_low": _F, "boot_high": _F, "t_ci_low": _F, "t_ci_high": _F,
+    "clustered_ci_low": _F, "clustered_ci_high": _F, "ignores_clustering": _S, "wilcoxon_p": _F,
+    "diff_counts": _S, "exact_agreement": _F, "within_one": _F, "kappa_quadratic": _F,
+    "krippendorff_alpha": _F, "spearman": _F,
+})
+"""Paired judge offsets and agreement (:func:`workbench.paired.judge_offsets`); ``diff_counts``
+as text (results.json has the dict)."""
+
+PAIRED_CONTRASTS = Schema("contrasts", {
+    "a": _S, "b": _S, "field": _S, "subset": _S, "judge": _S,
+    "mean_a": _F, "valid_n_a": _I, "mean_b": _F, "valid_n_b": _I,
+    "diff": _F, "se": _F, "df": _I, "ci_low": _F, "ci_high": _F, "p": _F,
+    "paired_unit": _S, "paired_diff": _F, "paired_ci_low": _F, "paired_ci_high": _F, "paired_ci_method": _S,
+    "matched": _I, "unmatched_a": _I, "unmatched_b": _I, "loo_min": _F, "loo_max": _F,
+    "pairing_correlation": _F, "pairing_spearman": _F, "design_effect": _F, "sd": _F,
+    "n_needed_paired": _B, "mde": _F, "mde_paired": _F, "target_effect": _F, "n_needed": _I,
+    "n_needed_assumes": _S, "power_now": _F, "scenarios_needed": _I, "trials_per_scenario": _F,
+    "trials_needed": _I, "trials_ceiling_power": _F, "power_statement": _S,
+    "between_scenario_var": _F, "within_scenario_var": _F,
+    "p_holm": _F, "higher": _S, "holm_significant": _B, "underpowered": _B,
+})
+"""Variant contrasts with power (:func:`workbench.paired.contrasts`, what
+:func:`workbench.api.contrasts` returns)."""
+
+CONTRASTS = Schema("contrasts", {
+    **PAIRED_CONTRASTS.columns,
+    "missing_rate_a": _F, "missing_rate_b": _F, "fisher_p": _F, "missingness_p": _F,
+    "missingness_method": _S, "confounded_missing": _B, "judges_a": _S, "judges_b": _S,
+    "confounded_judges": _B, "confounded": _B,
+})
+"""The contrasts of a run: :data:`PAIRED_CONTRASTS` with the missingness and judge-set
+confounding of :func:`workbench.paired.contrast_confounding`; ``judges_a``/``judges_b`` as text."""
+
+RANKS = Schema("ranks", {
+    "variant": _S, "status": _S, "mean": _F, "rank_low": _I, "rank_high": _I,
+    "rank_distinguishable": _B, "above": _S, "below": _S, "tied_with": _S, "not_compared": _S,
+})
+"""Rank intervals per variant (:func:`workbench.ranks.rank_intervals` ``cells``); the lists as text."""
+
+PUBLISHED_CHECK = Schema("published_check", {
+    "variant": _S, "judge": _S, "subset": _S, "field": _S,
+    "published": _F, "decimals": _I, "reproduced_by": _LS,
+    "nearest_rule": _S, "nearest_value": _F, "distance": _F,
+    "valid_mean": _F, "finding": _S,
+})
+"""Each published cell under every aggregation rule (:func:`workbench.check.published_check`);
+``reproduced_by`` holds :class:`workbench.vocab.Rule` names."""
+
+CLAIMS = Schema("claims", {
+    "name": _S, "field": _S, "subset": _S, "judge": _S,
+    "a": _S, "b": _S, "claimed": _F, "recomputed": _F,
+    "ci_low": _F, "ci_high": _F, "paired": _F,
+    "paired_ci_low": _F, "paired_ci_high": _F, "zero_filled": _F,
+    "valid_n_a": _I, "rows_a": _I, "valid_n_b": _I, "rows_b": _I,
+    "status_a": _S, "status_b": _S, "missing_rate_a": _F,
+    "missing_rate_b": _F, "bound_low": _F, "bound_high": _F,
+    "fisher_p": _F, "missingness_p": _F, "missingness_method": _S,
+    "judge_missingness_p": _F, "p": _F, "p_holm": _F,
+    "equivalence_margin": _F, "verdict": _S, "confounded": _B,
+    "confounded_missing": _B, "confounded_judges": _B,
+    "confounding_notes": _LS, "notes": _LS,
+})
+"""Each headline claim checked (:func:`workbench.check.check_claims`); ``verdict`` is a
+:class:`workbench.vocab.Verdict`."""
+
+#: Every stage table of :attr:`workbench.pipeline.Analysis.frames`, by its name there.
+STAGE_TABLES: dict[str, Schema] = {s.name: s for s in (
+    CENSUS, CENSUS_MARGINS, SCORECARD, FLAG_RATES, PASS_RATES, CONSISTENCY,
+    JUDGE_OFFSETS, CONTRASTS, RANKS, PUBLISHED_CHECK, CLAIMS)}
+
+
+def conform_frames(frames: Mapping[str, pl.DataFrame], fields: Sequence[str] = ()) -> dict[str, pl.DataFrame]:
+    """Every stage table checked against its schema (by name; an unknown name is a bug too)."""
+    out = {}
+    for name, df in frames.items():
+        if name not in STAGE_TABLES:
+            raise SchemaMismatch(f"stage table {name!r} has no schema in workbench.schemas")
+        out[name] = conform(df, STAGE_TABLES[name], fields)
+    return out

@@ -1,0 +1,43 @@
+"""Text that reaches a terminal or a message: control characters made visible, rates as
+percentages. The lowest layer (imports nothing of the workbench), so that an error message
+(:mod:`workbench.errors`), a stage's note and the terminal tables share one rule;
+:mod:`workbench.terminal` re-exports both functions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# C0 and C1 control characters, DEL, line/paragraph separators and the bidirectional
+# controls (which can reorder what a terminal shows): never written to a terminal raw.
+_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_VISIBLE = {**{i: f"\\x{i:02x}" for i in [*range(0x20), *range(0x7f, 0xa0)]},
+            0x09: "\\t", 0x0a: "\\n", 0x0d: "\\r",
+            0x2028: "\\u2028", 0x2029: "\\u2029", **{ord(c): f"\\u{ord(c):04x}" for c in _BIDI}}
+
+
+def safe(text: Any) -> str:
+    """``text`` with every control character shown visibly (``\\x1b``, ``\\n``): input and
+    config strings pass through here before reaching a terminal, so a name cannot colour,
+    erase, retitle the terminal or forge a line. Lone surrogates (a file name that is not
+    UTF-8) are shown as the byte they stand for (``\\xff``). Idempotent on its own output."""
+    text = str(text)
+    if text.isascii() and text.isprintable():
+        return text
+    text = text.translate(_VISIBLE)
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        text = "".join(f"\\x{ord(ch) - 0xdc00:02x}" if "\udc80" <= ch <= "\udcff"
+                       else f"\\u{ord(ch):04x}" if "\ud800" <= ch <= "\udfff" else ch
+                       for ch in text)
+    return text
+
+
+def pct(x: float | None, n: int | None = None) -> str:
+    """A rate as a percentage with the precision its denominator needs: the rule of
+    :func:`workbench.report.formats.pct` (kept here so the CLI and the stages do not import the report)."""
+    if x is None:
+        return "-"
+    d = 0 if not n or n < 1000 or x in (0, 1) else min(len(str(int(n))) - 3, 3)
+    while d < 3 and ((0 < x and round(100 * x, d) == 0) or (x < 1 and round(100 * x, d) == 100)):
+        d += 1
+    return f"{100 * x:.{d}f}%"
