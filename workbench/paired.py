@@ -31,6 +31,15 @@ def _valid(rows: pl.DataFrame, field: str) -> pl.DataFrame:
     return cell_rows(rows).filter(pl.col(field).is_not_null())
 
 
+def _narrow(rows: pl.DataFrame, cfg: Config, field: str) -> pl.DataFrame:
+    """The cell rows, with only the columns the paired records read (keys, ``field``, the
+    subsets' fields): the same rows in the same order, so every record is unchanged, but
+    each of the records' filters and sorts copies a few columns instead of the whole table."""
+    cols = ["bucket", *ITEM, "judge", field,
+            *(f for spec in cfg.subsets.values() for f in spec)]
+    return cell_rows(rows.select(list(dict.fromkeys(c for c in cols if c in rows.columns))))
+
+
 # --------------------------------------------------------------------------- judge offsets
 
 
@@ -126,6 +135,7 @@ def judge_offsets(rows: pl.DataFrame, cfg: Config,
     judges = sorted(cell_rows(rows)["judge"].unique().drop_nulls().to_list())
     judge_pairs = list(itertools.combinations(judges, 2))
     variants, _ = selection.offset_variants(rows, cfg, len(judge_pairs))
+    rows = _narrow(rows, cfg, cfg.headline)
     out = []
     k = 0
     boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)
@@ -314,6 +324,7 @@ def contrasts(rows: pl.DataFrame, cfg: Config,
     ceiling is below ``power``) and ``power_statement`` saying which in one sentence.
     """
     pairs = _variant_pairs(rows, cfg)
+    rows = _narrow(rows, cfg, cfg.headline)
     out = []
     boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)
     for subset in [None, *cfg.subsets]:
