@@ -144,6 +144,19 @@ METHODS = {
     "variant": "item_permutation_within_scenario",
     "judge": "judge_permutation_within_item",
 }
+#: the same tests in their large-sample form (designs above
+#: :data:`workbench.stats.PERMUTATION_EXACT_BUDGET` units x permutations)
+ASYMPTOTIC_METHODS = {
+    "variant": "item_permutation_within_scenario_asymptotic",
+    "judge": "judge_permutation_within_item_asymptotic",
+}
+
+
+def method_name(factor: str, res: stats.TestResult) -> str:
+    """The recorded ``method`` of a design-respecting test's result (exact or large-sample)."""
+    if res.method == "undefined":
+        return "undefined"
+    return (ASYMPTOTIC_METHODS if res.method == "block_permutation_asymptotic" else METHODS)[factor]
 
 
 def missingness_tests(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
@@ -160,6 +173,11 @@ def missingness_tests(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
     * ``judge``: within each item the judges' labels are permuted (an exact within-item
       test; with two judges it is McNemar's exact test on the items where only one judge
       lost its score), ``method``: ``judge_permutation_within_item``.
+
+    Above :data:`workbench.stats.PERMUTATION_EXACT_BUDGET` units x permutations (large
+    designs) each test uses the large-sample form of the same permutation distribution
+    (:func:`workbench.stats.block_permutation_asymptotic`; its ``statistic`` is the
+    quadratic form Q) and ``method`` gains the suffix ``_asymptotic``.
 
     ``classic_p`` is the rows-as-independent test (:func:`workbench.stats.contingency_test`),
     kept beside it for comparison only: it ignores the design (the calibration measured it
@@ -180,7 +198,7 @@ def missingness_tests(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
             "factor": factor,
             "statistic": res.statistic,
             "p_value": res.p_value,
-            "method": METHODS[factor] if res.method != "undefined" else "undefined",
+            "method": method_name(factor, res),
             "permutations": PERMUTATIONS,
             "classic_p": classic.p_value,
             "classic_method": classic.method,

@@ -404,7 +404,7 @@ def contrast_confounding(contrasts: list[dict[str, Any]], census: list[dict[str,
                 units.filter(pl.col("variant").is_in([c["a"], c["b"]])), "variant",
                 stats.derive_seed(cfg.seed, "contrast_confounding", c["a"], c["b"]))
             c["missingness_p"] = res.p_value
-            c["missingness_method"] = census_mod.METHODS["variant"] if res.method != "undefined" else "undefined"
+            c["missingness_method"] = census_mod.method_name("variant", res)
             decide = res.p_value
         c["confounded_missing"] = decide is not None and decide < cfg.alpha
         c["judges_a"], c["judges_b"] = sorted(ja), sorted(jb)

@@ -62,6 +62,9 @@ __all__ = [
     "derive_seed",
     "clustered_proportion",
     "block_permutation_test",
+    "block_permutation_asymptotic",
+    "PERMUTATION_EXACT_BUDGET",
+    "PERMUTATION_MIN_BLOCKS",
     "sign_flip_test",
     "power_t",
     "cluster_power_plan",
@@ -1515,6 +1518,15 @@ def _wilson_real(x: float, n: float, c: float) -> tuple[float, float]:
     return float(low), float(high)
 
 
+#: units x resamples above which :func:`block_permutation_test` uses the large-sample form of
+#: its permutation distribution (:func:`block_permutation_asymptotic`) instead of resampling
+PERMUTATION_EXACT_BUDGET = 10_000_000
+#: ... provided at least this many blocks can change the table under permutation (units that
+#: differ, two labels or more); with fewer the chi-square reference is too coarse (e.g. a
+#: McNemar test on a handful of discordant items) and the Monte-Carlo test is kept
+PERMUTATION_MIN_BLOCKS = 50
+
+
 def block_permutation_test(
     missing: ArrayLike,
     totals: ArrayLike,
@@ -1522,6 +1534,7 @@ def block_permutation_test(
     blocks: ArrayLike,
     resamples: int = 2000,
     seed: int = 0,
+    exact_budget: int | None = PERMUTATION_EXACT_BUDGET,
 ) -> TestResult:
     """Permutation test of "the missing rate does not depend on the label", units kept whole.
 
@@ -1536,11 +1549,22 @@ def block_permutation_test(
     Parametric and Bootstrap Tests of Hypotheses*, ch. 3, restricted randomization).
     p = (1 + #{stat >= observed (rel. tol. 1e-9)}) / (1 + B).
 
+    Large designs: the Monte-Carlo test costs ``units x resamples``. When that product exceeds
+    ``exact_budget`` (default :data:`PERMUTATION_EXACT_BUDGET`, 10 million: 5,000 units at
+    2,000 permutations, about 0.3 s; None: always exact) and at least
+    :data:`PERMUTATION_MIN_BLOCKS` (50) blocks can change the table, the same within-block
+    permutation distribution is used in its large-sample form, :func:`block_permutation_asymptotic`
+    (exact permutation mean and covariance of the per-label missing-minus-expected counts,
+    summed over blocks, and a chi-square with k - 1 df); its cost grows with the units once
+    (no resampling) and ``seed`` is unused. Below the budget the result is unchanged.
+
     Returns
     -------
     TestResult
-        statistic (chi-square), p-value, method ``'block_permutation'``; 'undefined' (None,
-        None) when fewer than 2 labels have judgments or no judgment (or every one) is missing.
+        statistic (chi-square), p-value, method ``'block_permutation'`` (or
+        ``'block_permutation_asymptotic'`` above the budget, whose statistic is the quadratic
+        form Q, not Pearson's); 'undefined' (None, None) when fewer than 2 labels have
+        judgments or no judgment (or every one) is missing.
     """
     b = _check_resamples(resamples)
     m = _values(missing, "missing")
@@ -1554,6 +1578,10 @@ def block_permutation_test(
     if m.size == 0 or int(np.sum(per_label > 0)) < 2 or tot_m == 0.0 or tot_m == tot_n:
         return TestResult(None, None, "undefined")
     p0 = tot_m / tot_n
+    if exact_budget is not None and m.size * b > exact_budget:
+        moments = _block_permutation_moments(m, t, lab, blk, k, p0)
+        if moments[3] >= PERMUTATION_MIN_BLOCKS:
+            return _block_permutation_asymptotic(m, t, lab, blk, k, p0, moments)
 
     def chi2(lab_codes: NDArray[np.intp], width: int) -> NDArray[np.float64]:
         # lab_codes: (S, U) label codes per unit; returns (S,) chi-square statistics
@@ -1582,6 +1610,87 @@ def block_permutation_test(
             perm = np.argsort(keys, axis=1, kind="stable")
             exceed += int(np.sum(chi2(lab_s[perm], m.size) >= obs - tol))
     return TestResult(obs, float((1.0 + exceed) / (1.0 + b)), "block_permutation")
+
+
+def block_permutation_asymptotic(
+    missing: ArrayLike,
+    totals: ArrayLike,
+    labels: ArrayLike,
+    blocks: ArrayLike,
+) -> TestResult:
+    """Large-sample form of :func:`block_permutation_test`'s permutation distribution.
+
+    Same null and same permutations (labels permuted among the units of each block, units
+    kept whole), no resampling. Each unit i carries ``y_i = missing_i - p0 * totals_i``
+    (p0: the pooled missing rate), and ``D_l`` is the sum of ``y`` over the units labelled l
+    (missing minus expected judgments of label l; the numerator of Pearson's residual).
+    Under the permutation, with a block b of ``N_b`` units, ``n_bl`` of them labelled l, mean
+    ``ybar_b`` and variance ``s2_b = sum_i (y_i - ybar_b)^2 / (N_b - 1)`` (0 when N_b = 1), the
+    per-block sums are a sample without replacement, so exactly::
+
+        E[D_l]          = sum_b n_bl * ybar_b
+        Cov[D_l, D_l']  = sum_b s2_b * (n_bl * [l == l'] - n_bl * n_bl' / N_b)
+
+    (blocks are permuted independently: their moments add). The statistic is the quadratic
+    form ``Q = (D - E)' V^+ (D - E)`` (V^+: Moore-Penrose inverse; V has rank <= k - 1, since
+    every permutation keeps sum_l D_l), the generalized Cochran-Mantel-Haenszel statistic
+    for a linear permutation statistic (Landis, Heyman & Koch 1978, *Int. Stat. Rev.* 46),
+    referred to a chi-square with rank(V) df; with two labels it is the squared
+    standardized normal deviate of one group's sum. A design that no permutation can change
+    (V = 0) gives Q = 0, p = 1, as the exact test would.
+
+    Returns
+    -------
+    TestResult
+        statistic Q, p-value, method ``'block_permutation_asymptotic'``; 'undefined' as in
+        :func:`block_permutation_test`.
+    """
+    m = _values(missing, "missing")
+    t = _values(totals, "totals")
+    if m.shape != t.shape or np.any(m < 0) or np.any(m > t):
+        raise ValueError("need 0 <= missing <= totals per unit, same length")
+    lab, k = _codes(labels, m.size, "labels")
+    blk, _ = _codes(blocks, m.size, "blocks")
+    tot_m, tot_n = float(m.sum()), float(t.sum())
+    per_label = np.bincount(lab, weights=t, minlength=k) if m.size else np.zeros(0)
+    if m.size == 0 or int(np.sum(per_label > 0)) < 2 or tot_m == 0.0 or tot_m == tot_n:
+        return TestResult(None, None, "undefined")
+    return _block_permutation_asymptotic(m, t, lab, blk, k, tot_m / tot_n)
+
+
+def _block_permutation_moments(m: NDArray[np.float64], t: NDArray[np.float64], lab: NDArray[np.intp],
+                               blk: NDArray[np.intp], k: int, p0: float
+                               ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]:
+    """(D observed, E[D], Cov[D], blocks that a permutation can change) under within-block permutation."""
+    y = m - p0 * t
+    g = int(blk.max()) + 1
+    size = np.bincount(blk, minlength=g).astype(float)
+    ybar = np.bincount(blk, weights=y, minlength=g) / np.maximum(size, 1.0)
+    dev = y - ybar[blk]
+    ss = np.bincount(blk, weights=dev * dev, minlength=g)
+    s2 = np.where(size > 1, ss / np.maximum(size - 1.0, 1.0), 0.0)
+    nbl = np.bincount(blk * k + lab, minlength=g * k).reshape(g, k).astype(float)
+    d = np.bincount(lab, weights=y, minlength=k)
+    e = nbl.T @ ybar
+    cov = np.diag(nbl.T @ s2) - (nbl * (s2 / np.maximum(size, 1.0))[:, None]).T @ nbl
+    # a block moves the table only if its units differ and it holds two labels or more
+    varying = int(np.sum((s2 > 0) & (np.sum(nbl > 0, axis=1) > 1)))
+    return d, e, (cov + cov.T) / 2.0, varying
+
+
+def _block_permutation_asymptotic(m: NDArray[np.float64], t: NDArray[np.float64], lab: NDArray[np.intp],
+                                  blk: NDArray[np.intp], k: int, p0: float,
+                                  moments: tuple[Any, ...] | None = None) -> TestResult:
+    d, e, cov, _ = moments if moments is not None else _block_permutation_moments(m, t, lab, blk, k, p0)
+    w, vec = np.linalg.eigh(cov)
+    top = float(w.max()) if w.size else 0.0
+    keep = w > 1e-10 * top if top > 0 else np.zeros(w.size, dtype=bool)
+    df = int(keep.sum())
+    if df == 0:
+        return TestResult(0.0, 1.0, "block_permutation_asymptotic")
+    z = vec[:, keep].T @ (d - e)
+    q = float(np.sum(z * z / w[keep]))
+    return TestResult(q, float(_sps.chi2.sf(q, df)), "block_permutation_asymptotic")
 
 
 def _integral(x: NDArray[np.float64]) -> bool:
