@@ -1,6 +1,6 @@
 """Size of the large-sample block permutation test, and its agreement with the exact one.
 
-    nice -n 19 .venv/bin/python benchmarks/permutation_asymptotic.py [SETS] [EXACT_SETS]
+    nice -n 19 .venv/bin/python benchmarks/permutation_asymptotic.py [SETS] [EXACT_SETS] [G:V,...]
 
 Null data sets with the census's design (G scenarios x V variants x 3 trials x 2 judges):
 whole items fail with a scenario-specific rate (Beta(1, 9), mean 0.1) and single judgments
@@ -8,7 +8,8 @@ with another (Beta(1, 19)), independently of variant and judge. For each design 
 missingness tests (variant: items permuted within scenarios; judge: judges permuted within
 items) run in the large-sample form (:func:`workbench.stats.block_permutation_asymptotic`);
 at G = 200 the exact Monte-Carlo test (2,000 permutations) runs too, on the same data sets
-(all EXACT_SETS at V = 2, a quarter of them at V = 10).
+(all EXACT_SETS at V = 2, a quarter of them at V = 10). The optional third argument picks
+points (e.g. ``200:2,1000:10``; default: G in 200, 1000, 5000 x V in 2, 10).
 Prints, per point: false-positive rate at alpha 0.05 (with its binomial 95% interval) and,
 where both ran, the max and mean |p_exact - p_asymptotic| (and the max where either p < 0.1).
 """
@@ -51,9 +52,11 @@ def wilson(k: int, n: int) -> tuple[float, float]:
 def main() -> None:
     sets = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     exact_sets = int(sys.argv[2]) if len(sys.argv) > 2 else sets
+    points = ([tuple(map(int, x.split(":"))) for x in sys.argv[3].split(",")] if len(sys.argv) > 3
+              else [(g, v) for g in (200, 1000, 5000) for v in (2, 10)])
     print("G  V  factor  sets  FPR_asymptotic [95%]  | exact: sets FPR max|dp| mean|dp| (max|dp| where p<0.1)  seconds")
-    for g in (200, 1000, 5000):
-        for v in (2, 10):
+    for g, v in points:
+        if True:
             rng = np.random.default_rng(1000 * g + v)
             res: dict[str, dict[str, list[float]]] = {f: {"a": [], "e": []} for f in ("variant", "judge")}
             t0 = time.perf_counter()
