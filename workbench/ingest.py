@@ -1547,36 +1547,69 @@ def read_rows(paths: Iterable[str], cfg: Config,
     """
     files = expand_inputs(list(paths))
     workers = worker_count(workers)
-    frames: list[pl.DataFrame] = []
-    sources: list[SourceFile] = []
-    problems: list[InputError] = []
+    parts: list[tuple[pl.DataFrame, SourceFile] | InputError] = []
     with _gc_paused():
         for i, path in enumerate(files):
-            try:
-                frame, src = read_file(path, cfg, i, progress, workers)
-            except InputError as exc:  # read every file: all unusable ones in one message
-                problems.append(exc)
-                continue
-            frames.append(frame)
-            sources.append(src)
-    if not frames:
-        raise _all_problems(problems, len(files))
-    df = pl.concat(frames, how="diagonal_relaxed")
-    df = _ensure_columns(df, cfg)
+            try:  # read every file: all unusable ones in one message
+                parts.append(read_classified(path, cfg, i, progress, workers))
+            except InputError as exc:
+                parts.append(exc)
+    return merge_parts(parts, cfg, notes)
+
+
+# The seam between the per-file work and the cross-file merge (workbench.execute runs the
+# first on threads, processes or Dask workers; the second sees every file in file order).
+
+
+def read_classified(path: str, cfg: Config, file_index: int = 0,
+                    progress: Callable[[int], None] | None = None,
+                    workers: int | None = None) -> tuple[pl.DataFrame, SourceFile]:
+    """One file read and every row classified: all that depends on a row alone (status,
+    value, bucket before duplicates). No state crosses files, so files can be read on any
+    executor; :func:`merge_parts` then joins them in file order."""
+    frame, src = read_file(path, cfg, file_index, progress, workers)
+    return classify_frame(frame, cfg), src
+
+
+def classify_frame(frame: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """Per-row classification of one file's frame (see :func:`read_classified`)."""
+    df = _ensure_columns(frame, cfg)
     df = df.with_columns(
         pl.when(pl.col("__blank")).then(pl.lit(None, dtype=pl.String))
         .otherwise(pl.coalesce("__error", "__problem")).alias("__problem")
     )
-    df = df.with_row_index("__order")
     df = _classify(df, cfg)
-    df = df.with_columns(pl.when(pl.col("__blank")).then(pl.lit("blank")).otherwise("bucket").alias("bucket"))
-    df = _mark_repeats(df, cfg)
+    return df.with_columns(pl.when(pl.col("__blank")).then(pl.lit("blank")).otherwise("bucket").alias("bucket"))
+
+
+RepeatMarker = Callable[[pl.DataFrame, Config], pl.DataFrame]
+
+
+def merge_parts(parts: Sequence[tuple[pl.DataFrame, SourceFile] | InputError], cfg: Config,
+                notes: dict[str, Any] | None = None,
+                mark_repeats: RepeatMarker | None = None) -> tuple[pl.DataFrame, list[SourceFile]]:
+    """The cross-file merge of :func:`read_classified` results given in file order (an
+    :class:`InputError` in place of a file that could not be read): concatenation in file
+    order, duplicates and conflicts across the whole input, each file's "no valid row"
+    problem, key-type notes. Every unusable file is named in one error.
+
+    ``mark_repeats(df, cfg)``: the duplicate/conflict marking (default :func:`_mark_repeats`;
+    the Dask engine passes one that computes the same buckets by a shuffle on the cluster).
+    """
+    frames = [p[0] for p in parts if not isinstance(p, InputError)]
+    sources = [p[1] for p in parts if not isinstance(p, InputError)]
+    problems = [p for p in parts if isinstance(p, InputError)]
+    if not frames:
+        raise _all_problems(problems, len(parts))
+    df = pl.concat(frames, how="diagonal_relaxed")
+    df = df.with_row_index("__order")
+    df = (mark_repeats or _mark_repeats)(df, cfg)
     for src in sources:
         if df.filter((pl.col("file") == src.path) & (pl.col("bucket") == "valid")).height == 0:
             counts = _bucket_summary(df.filter(pl.col("file") == src.path))
             problems.append(InputError(src.path, f"no valid row at all ({counts}){_fit_hint(src.path, cfg, df)}"))
-    if problems:
-        raise _all_problems(problems, len(files))
+    if problems:  # the files that could not be read (in file order), then those without a valid row
+        raise _all_problems(problems, len(parts))
     if notes is not None:
         notes["key_types"] = _key_type_mixes(df)
     keep = ["file", "line", "bucket", "reason", *KEY_FIELDS]
