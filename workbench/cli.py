@@ -135,6 +135,15 @@ def _add_inputs(p: argparse.ArgumentParser, out_required: bool = True) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="print only where the output went")
     p.add_argument("--overwrite", action="store_true",
                    help="write into an --out directory that holds files the workbench did not write")
+    p.add_argument("--jobs", type=int, metavar="N",
+                   help="input files read at once by the local engine, in worker processes (default: 1; "
+                        "the results do not depend on it; see docs/scale.md)")
+    p.add_argument("--engine", choices=("local", "dask"), default="local",
+                   help="where ingest runs: this machine, or a Dask cluster (reads fsspec URLs such as "
+                        "s3://; needs the dask extra; see docs/scale.md)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="Dask scheduler address for --engine dask (default: $DASK_SCHEDULER_ADDRESS, "
+                        "else a local cluster sized to this machine)")
     if out_required:
         p.add_argument("--out", required=True, metavar="DIR", help="output directory")
 
@@ -240,11 +249,17 @@ def resolve_preset(args: argparse.Namespace) -> None:
     """Replace ``--preset auto`` (or no --preset/--config with non-default rows) by the detected
     preset, saying on stderr which and why; exit 2 with the candidates when it cannot tell."""
     from . import detect
+    from .execute import is_url
     from .ingest import expand_inputs
 
     explicit = args.preset == config_mod.AUTO
     if not explicit and (args.preset is not None or args.config is not None):
         return
+    if any(is_url(p) for p in args.inputs):
+        if explicit:
+            raise WorkbenchError("--preset auto looks at local files; with fsspec URL inputs name the "
+                                 "format with --preset NAME or --config FILE")
+        return  # URLs: the default format unless --preset/--config says otherwise
     files = expand_inputs(list(args.inputs))
     if not explicit and (detect.default_fits(files)
                          or all(detect.classify(f)[0] in (None, "?") for f in files)):
@@ -293,15 +308,25 @@ def input_paths(args: argparse.Namespace) -> list[str]:
     return found
 
 
+def execution_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`workbench.execute.Execution` for ``--engine``, ``--jobs`` and ``--scheduler``
+    (how ingest runs; never part of results.json)."""
+    from .execute import Execution
+
+    return Execution(engine=getattr(args, "engine", None) or "local", jobs=getattr(args, "jobs", None),
+                     scheduler=getattr(args, "scheduler", None))
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     from . import pipeline
 
+    execution = execution_from_args(args)
     cfg = config_from_args(args)
     check_input_files(args)
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
     analysis = pipeline.run(args.inputs, cfg, plan=args.plan, published=args.published,
                             claims=args.claims, progress=progress,
-                            on_stage=terminal.stage_printer(not args.quiet))
+                            on_stage=terminal.stage_printer(not args.quiet), execution=execution)
     progress(None)
     out = Path(args.out)
     paths = write_outputs(analysis, out, argv=args.argv)
@@ -331,6 +356,9 @@ def write_outputs(analysis: Any, out: Path, argv: Sequence[str] | None = None) -
             tmp.unlink(missing_ok=True)
         run = {"argv": list(argv or []), "host": platform.node(), "python": platform.python_version(),
                "finished_unix": time.time()}
+        execution = getattr(analysis, "execution", None)
+        if execution is not None:  # how ingest ran: here, not in results.json (same results either way)
+            run["execution"] = execution
         outdir.record(out, outdir.ANALYSIS_FILES, run)
     except OSError as exc:
         raise WorkbenchError(f"{out}: cannot write outputs: {exc.strerror or exc}") from exc

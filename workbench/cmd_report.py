@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     """Analyze, write outputs, render the report; return the gate's exit code."""
     from . import pipeline
 
+    execution = cli.execution_from_args(args)
     cfg = cli.config_from_args(args)
     cli.check_input_files(args)
     out = Path(args.out)
@@ -72,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         claims=args.claims,
         progress=progress,
         on_stage=terminal.stage_printer(not args.quiet),
+        execution=execution,
     )
     progress(None)
     cli.write_outputs(analysis, out, argv=getattr(args, "argv", sys.argv))

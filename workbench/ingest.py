@@ -775,27 +775,43 @@ def _fmt_num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
+def content_columns(cfg: Config) -> list[str]:
+    """The columns whose values decide whether two rows with one key are the same row: what
+    was read (kind, number, text) for every rubric field, so true and "true", or NaN and
+    Infinity, differ; 6 and 6.0 are the same number."""
+    names = cfg.score_names
+    return ([f"{n}__kind" for n in names] + [f"{n}__num" for n in names] + [f"{n}__str" for n in names]
+            + ["flags", "flags_present", "verdict"])
+
+
+KEYED = pl.col("bucket").is_in(["malformed", "blank"]).not_()
+"""Rows that carry a key (a malformed or blank line has no trustworthy one)."""
+
+
 def _mark_repeats(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     """Same key as an earlier row: identical content -> ``duplicate``; differing -> ``conflict``."""
-    keyed = pl.col("bucket").is_in(["malformed", "blank"]).not_()
-    # content = what was read (kind, number, text) for every rubric field, so true and "true",
-    # or NaN and Infinity, differ; 6 and 6.0 are the same number
-    content = [pl.col(f"{n}__kind") for n in cfg.score_names] + [
-        pl.col(f"{n}__num") for n in cfg.score_names] + [
-        pl.col(f"{n}__str") for n in cfg.score_names] + [
-        pl.col("flags"), pl.col("flags_present"), pl.col("verdict")]
+    content = [pl.col(c) for c in content_columns(cfg)]
     key = list(KEY_FIELDS)
     # only keys seen more than once need their content compared (usually a small subset)
-    repeated = (df.filter(keyed).select("__order", *key)
+    repeated = (df.filter(KEYED).select("__order", *key)
                 .filter(pl.len().over(key) > 1).select("__order"))
     sub = df.join(repeated, on="__order", how="semi").select(
         "__order", *key, pl.struct(content).alias("__content"))
+    return apply_repeat_marks(df, repeat_marks(sub, key), cfg)
+
+
+def repeat_marks(sub: pl.DataFrame, key: list[str]) -> pl.DataFrame:
+    """For rows of repeated keys (``__order``, the ``key`` columns, ``__content``): the
+    ``__repeat`` bucket and ``__repeat_reason`` of each (null for the first of identical
+    rows). All rows of a key with differing content are ``conflict``; of identical ones, the
+    first in ``__order`` is kept and the others are ``duplicate``. The rows of one key must
+    all be in ``sub`` (the Dask engine calls this on each partition of a shuffle by key)."""
     sub = sub.with_columns(
         pl.len().over(key).alias("__n"),
         pl.col("__content").n_unique().over(key).alias("__variants"),
         pl.col("__order").rank("ordinal").over(key).alias("__rank"),
     )
-    repeat = sub.select(
+    return sub.select(
         "__order",
         pl.when(pl.col("__variants") > 1).then(pl.lit("conflict"))
         .when(pl.col("__rank") > 1).then(pl.lit("duplicate"))
@@ -806,7 +822,11 @@ def _mark_repeats(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
         .when(pl.col("__rank") > 1).then(pl.lit("identical to an earlier row with the same key; counted once"))
         .alias("__repeat_reason"),
     )
-    df = df.join(repeat, on="__order", how="left")
+
+
+def apply_repeat_marks(df: pl.DataFrame, repeat: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """Apply :func:`repeat_marks` (joined on ``__order``) to the row table."""
+    df = df.join(repeat.select("__order", "__repeat", "__repeat_reason"), on="__order", how="left")
     df = df.with_columns(
         pl.coalesce("__repeat", "bucket").alias("bucket"),
         pl.coalesce("__repeat_reason", "reason").alias("reason"),
