@@ -234,7 +234,7 @@ class _Cluster:
         try:
             if self.address is None:
                 self.cluster = distributed.LocalCluster(n_workers=usable_cpus(), threads_per_worker=1,
-                                                        processes=True, dashboard_address=None,
+                                                        processes=True, dashboard_address=":0",
                                                         silence_logs=logging.ERROR)
                 self.client = distributed.Client(self.cluster)
             else:
@@ -267,16 +267,18 @@ def expand_urls(inputs: Sequence[str]) -> list[str]:
         import fsspec
 
         try:
-            fs, _, _ = fsspec.core.url_to_fs(pat)
+            fs, _ = fsspec.core.url_to_fs(pat)
         except (ImportError, ValueError) as exc:
             raise InputError(pat, f"cannot open this URL: {exc}") from None
-        protocol = pat.split("://", 1)[0]
         try:
             if any(ch in pat for ch in "*?["):
                 hits = sorted(fs.glob(pat))
                 if not hits:
                     raise InputError(pat, "no object matches this pattern")
-                out.extend(h if is_url(h) else f"{protocol}://{h}" for h in hits)
+                # spelled as the pattern was (memory://a/x, not memory:///a/x; file:///tmp/x)
+                protocol, rest = pat.split("://", 1)
+                lead = "/" if rest.startswith("/") else ""
+                out.extend(f"{protocol}://{lead}{h.split('://', 1)[-1].lstrip('/')}" for h in hits)
             elif fs.isfile(pat):
                 out.append(pat)
             else:
@@ -362,7 +364,8 @@ def _lines(part: Any) -> int:
 def _float_text(col: str) -> pl.Expr:
     # equal as polars compares them: every NaN alike, -0.0 as 0.0; null stays null
     x = pl.col(col)
-    return pl.when(x.is_nan()).then(pl.lit("nan")).otherwise((x + 0.0).cast(pl.String)).alias(col)
+    return (pl.when(x.is_nan()).then(pl.lit("nan")).when(x == 0).then(pl.lit("0.0"))
+            .otherwise(x.cast(pl.String)).alias(col))
 
 
 def repeat_keys(part: Any, cfg: Config) -> Any:
