@@ -44,6 +44,9 @@ def parameters(args: argparse.Namespace) -> dict[str, Any]:
         "resamples": args.resamples,
         "seed": args.seed,
         "subsets": None,
+        "engine": getattr(args, "engine", None) or "local",
+        "jobs": getattr(args, "jobs", None),
+        "scheduler": getattr(args, "scheduler", None),
         "out": args.out,
         "write_outputs": False,
     }
