@@ -49,5 +49,5 @@ def test_installer_pin_is_separate_from_the_project_locks() -> None:
     assert list(uv) == ["uv"], uv
     assert not set(uv) & (set(_lock("requirements.lock")) | set(_lock("requirements-dev.lock")))
     make = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert "uv pip install --python $(BIN)/python $(1)" in make and "-r requirements-uv.lock" in make
+    assert "uv pip install --compile-bytecode --python $(BIN)/python $(1)" in make and "-r requirements-uv.lock" in make
     assert "python -m pip install --progress-bar on $(1)" in make  # the pip fallback
