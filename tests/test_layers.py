@@ -6,7 +6,8 @@ Layers, lowest first (``LAYERS`` below is the one definition; README "Architectu
   the statistics, the canonical JSON writer (``results``), file and output-folder checks,
   text made safe for a terminal (``text``). Imports nothing above.
 * ``config``: the Config and what reads a format (presets, detection, native readers).
-* ``ingest``: raw lines -> the row table with its ledger, the plan (``ledger``), and the
+* ``ingest``: raw lines -> the row table with its ledger, where the files are read
+  (``execute``: ``--jobs`` processes or a Dask cluster), the plan (``ledger``), and the
   selections of rows every later stage shares and of the pairs a run compares (``selection``).
 * ``reduce``: the row table -> small typed tables of sufficient statistics.
 * ``stages``: census, scorecard, paired analyses, ranks, forensic
@@ -26,8 +27,7 @@ To place a new module: add its name to the lowest layer that holds everything it
 trailing ``*`` matches a prefix, so ``engine*`` covers ``engine`` and ``engine_duckdb``;
 a subpackage's modules are ``name.module``). A module in no layer fails the test, so a new
 module is placed on purpose; names already reserved for work in progress: ``engine*`` (the
-columnar ingest engine), ``reduce*`` (sufficient statistics), ``dask*``/``distributed*``
-(the Dask backend).
+columnar ingest engine), ``reduce*`` (sufficient statistics), ``dask*``/``distributed*``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ PKG = Path(__file__).resolve().parent.parent / "workbench"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("errors", "text", "vocab", "schemas", "stats", "results", "files", "outdir")),
     ("config", ("config", "detect", "formats")),
-    ("ingest", ("ingest", "ingest_*", "engine*", "ledger", "selection")),
+    ("ingest", ("ingest", "ingest_*", "engine*", "execute", "ledger", "selection")),
     ("reduce", ("reduce*",)),
     ("stages", ("census", "scorecard", "paired", "ranks", "check", "provenance", "names",
                 "harness", "synth", "calibrate", "example")),

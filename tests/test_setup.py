@@ -35,7 +35,7 @@ def test_runtime_and_dev_locks_pin_everything_once() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     for req in project["dependencies"]:
         assert _requirement_name(req) in runtime, f"runtime dependency {req} not in requirements.lock"
-    for extra in ("dev", "lab", "bench"):
+    for extra in ("dev", "lab", "bench", "dask"):
         for req in project["optional-dependencies"][extra]:
             assert _requirement_name(req) in dev, f"{extra} dependency {req} not in requirements-dev.lock"
     # the test and browser tooling is not what a report-only user installs
@@ -49,5 +49,5 @@ def test_installer_pin_is_separate_from_the_project_locks() -> None:
     assert list(uv) == ["uv"], uv
     assert not set(uv) & (set(_lock("requirements.lock")) | set(_lock("requirements-dev.lock")))
     make = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert "uv pip install --python $(BIN)/python $(1)" in make and "-r requirements-uv.lock" in make
+    assert "uv pip install --compile-bytecode --python $(BIN)/python $(1)" in make and "-r requirements-uv.lock" in make
     assert "python -m pip install --progress-bar on $(1)" in make  # the pip fallback

@@ -21,6 +21,7 @@ from .cliargs import (  # noqa: F401  (re-exported: cli.write_outputs, cli.EXIT_
     EXIT_OK,
     check_input_files,
     config_from_args,
+    execution_from_args,
     gate_exit,
     input_paths,
     overrides_from_args,
@@ -145,6 +146,15 @@ def _add_inputs(p: argparse.ArgumentParser, out_required: bool = True) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="print only where the output went")
     p.add_argument("--overwrite", action="store_true",
                    help="write into an --out directory that holds files the workbench did not write")
+    p.add_argument("--jobs", type=int, metavar="N",
+                   help="input files read at once by the local engine, in worker processes (default: 1; "
+                        "the results do not depend on it; see docs/scale.md)")
+    p.add_argument("--engine", choices=("local", "dask"), default="local",
+                   help="where ingest runs: this machine, or a Dask cluster (reads fsspec URLs such as "
+                        "s3://; needs the dask extra; see docs/scale.md)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="Dask scheduler address for --engine dask (default: $DASK_SCHEDULER_ADDRESS, "
+                        "else a local cluster sized to this machine)")
     if out_required:
         p.add_argument("--out", required=True, metavar="DIR", help="output directory")
 
@@ -209,12 +219,13 @@ def _set_root(parser: argparse.ArgumentParser, root: argparse.ArgumentParser) ->
 def cmd_analyze(args: argparse.Namespace) -> int:
     from . import pipeline
 
+    execution = execution_from_args(args)
     cfg = config_from_args(args)
     check_input_files(args)
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
     analysis = pipeline.run(args.inputs, cfg, plan=args.plan, published=args.published,
                             claims=args.claims, progress=progress,
-                            on_stage=terminal.stage_printer(not args.quiet))
+                            on_stage=terminal.stage_printer(not args.quiet), execution=execution)
     progress(None)
     out = Path(args.out)
     paths = write_outputs(analysis, out, argv=args.argv)

@@ -65,11 +65,17 @@ def resolve_preset(args: argparse.Namespace) -> None:
     """Replace ``--preset auto`` (or no --preset/--config with non-default rows) by the detected
     preset, saying on stderr which and why; exit 2 with the candidates when it cannot tell."""
     from . import detect
+    from .execute import is_url
     from .ingest import expand_inputs
 
     explicit = args.preset == config_mod.AUTO
     if not explicit and (args.preset is not None or args.config is not None):
         return
+    if any(is_url(p) for p in args.inputs):
+        if explicit:
+            raise WorkbenchError("--preset auto looks at local files; with fsspec URL inputs name the "
+                                 "format with --preset NAME or --config FILE")
+        return  # URLs: the default format unless --preset/--config says otherwise
     files = expand_inputs(list(args.inputs))
     if not explicit and (detect.default_fits(files)
                          or all(detect.classify(f)[0] in (None, "?") for f in files)):
@@ -118,6 +124,15 @@ def input_paths(args: argparse.Namespace) -> list[str]:
     return found
 
 
+def execution_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`workbench.execute.Execution` for ``--engine``, ``--jobs`` and ``--scheduler``
+    (how ingest runs; never part of results.json)."""
+    from .execute import Execution
+
+    return Execution(engine=getattr(args, "engine", None) or "local", jobs=getattr(args, "jobs", None),
+                     scheduler=getattr(args, "scheduler", None))
+
+
 def write_outputs(analysis: Any, out: Path, argv: Sequence[str] | None = None) -> dict[str, Path]:
     """Write results.json, rows.parquet and run.json into ``out`` (each to a temporary name,
     then moved into place); the previous run's other own files there are removed first."""
@@ -138,6 +153,9 @@ def write_outputs(analysis: Any, out: Path, argv: Sequence[str] | None = None) -
             tmp.unlink(missing_ok=True)
         run = {"argv": list(argv or []), "host": platform.node(), "python": platform.python_version(),
                "finished_unix": time.time()}
+        execution = getattr(analysis, "execution", None)
+        if execution is not None:  # how ingest ran: here, not in results.json (same results either way)
+            run["execution"] = execution
         outdir.record(out, outdir.ANALYSIS_FILES, run)
     except OSError as exc:
         raise WorkbenchError(f"{out}: cannot write outputs: {exc.strerror or exc}") from exc

@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "claims", None) is None and getattr(args, "published", None) is None:
         raise WorkbenchError("check needs --claims FILE (a YAML list of {name, field, subset, "
                              "judge, a, b, claimed}) and/or --published FILE (a scorecard CSV)")
+    execution = cliargs.execution_from_args(args)
     cfg = cliargs.config_from_args(args)
     cliargs.check_input_files(args)
     # Read both files before the rows: a typo in a claim fails in a second, not after ingest.
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
     analysis = pipeline.run(args.inputs, cfg, plan=args.plan, published=args.published,
                             claims=args.claims, progress=progress,
-                            on_stage=terminal.stage_printer(not args.quiet))
+                            on_stage=terminal.stage_printer(not args.quiet), execution=execution)
     progress(None)
     if not args.quiet:
         print(screen(analysis))

@@ -44,6 +44,9 @@ def parameters(args: argparse.Namespace) -> dict[str, Any]:
         "resamples": args.resamples,
         "seed": args.seed,
         "subsets": None,
+        "engine": getattr(args, "engine", None) or "local",
+        "jobs": getattr(args, "jobs", None),
+        "scheduler": getattr(args, "scheduler", None),
         "out": args.out,
         "write_outputs": False,
     }
@@ -58,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     """Analyze, write outputs, render the report; return the gate's exit code."""
     from . import pipeline
 
+    execution = cliargs.execution_from_args(args)
     cfg = cliargs.config_from_args(args)
     cliargs.check_input_files(args)
     out = Path(args.out)
@@ -72,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         claims=args.claims,
         progress=progress,
         on_stage=terminal.stage_printer(not args.quiet),
+        execution=execution,
     )
     progress(None)
     cliargs.write_outputs(analysis, out, argv=getattr(args, "argv", sys.argv))

@@ -755,27 +755,43 @@ def _fmt_num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
+def content_columns(cfg: Config) -> list[str]:
+    """The columns whose values decide whether two rows with one key are the same row: what
+    was read (kind, number, text) for every rubric field, so true and "true", or NaN and
+    Infinity, differ; 6 and 6.0 are the same number."""
+    names = cfg.score_names
+    return ([f"{n}__kind" for n in names] + [f"{n}__num" for n in names] + [f"{n}__str" for n in names]
+            + ["flags", "flags_present", "verdict"])
+
+
+KEYED = pl.col("bucket").is_in(["malformed", "blank"]).not_()
+"""Rows that carry a key (a malformed or blank line has no trustworthy one)."""
+
+
 def _mark_repeats(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     """Same key as an earlier row: identical content -> ``duplicate``; differing -> ``conflict``."""
-    keyed = pl.col("bucket").is_in(["malformed", "blank"]).not_()
-    # content = what was read (kind, number, text) for every rubric field, so true and "true",
-    # or NaN and Infinity, differ; 6 and 6.0 are the same number
-    content = [pl.col(f"{n}__kind") for n in cfg.score_names] + [
-        pl.col(f"{n}__num") for n in cfg.score_names] + [
-        pl.col(f"{n}__str") for n in cfg.score_names] + [
-        pl.col("flags"), pl.col("flags_present"), pl.col("verdict")]
+    content = [pl.col(c) for c in content_columns(cfg)]
     key = list(KEY_FIELDS)
     # only keys seen more than once need their content compared (usually a small subset)
-    repeated = (df.filter(keyed).select("__order", *key)
+    repeated = (df.filter(KEYED).select("__order", *key)
                 .filter(pl.len().over(key) > 1).select("__order"))
     sub = df.join(repeated, on="__order", how="semi").select(
         "__order", *key, pl.struct(content).alias("__content"))
+    return apply_repeat_marks(df, repeat_marks(sub, key), cfg)
+
+
+def repeat_marks(sub: pl.DataFrame, key: list[str]) -> pl.DataFrame:
+    """For rows of repeated keys (``__order``, the ``key`` columns, ``__content``): the
+    ``__repeat`` bucket and ``__repeat_reason`` of each (null for the first of identical
+    rows). All rows of a key with differing content are ``conflict``; of identical ones, the
+    first in ``__order`` is kept and the others are ``duplicate``. The rows of one key must
+    all be in ``sub`` (the Dask engine calls this on each partition of a shuffle by key)."""
     sub = sub.with_columns(
         pl.len().over(key).alias("__n"),
         pl.col("__content").n_unique().over(key).alias("__variants"),
         pl.col("__order").rank("ordinal").over(key).alias("__rank"),
     )
-    repeat = sub.select(
+    return sub.select(
         "__order",
         pl.when(pl.col("__variants") > 1).then(pl.lit("conflict"))
         .when(pl.col("__rank") > 1).then(pl.lit("duplicate"))
@@ -786,7 +802,11 @@ def _mark_repeats(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
         .when(pl.col("__rank") > 1).then(pl.lit("identical to an earlier row with the same key; counted once"))
         .alias("__repeat_reason"),
     )
-    df = df.join(repeat, on="__order", how="left")
+
+
+def apply_repeat_marks(df: pl.DataFrame, repeat: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """Apply :func:`repeat_marks` (joined on ``__order``) to the row table."""
+    df = df.join(repeat.select("__order", "__repeat", "__repeat_reason"), on="__order", how="left")
     df = df.with_columns(
         pl.coalesce("__repeat", "bucket").alias("bucket"),
         pl.coalesce("__repeat_reason", "reason").alias("reason"),
@@ -1527,36 +1547,69 @@ def read_rows(paths: Iterable[str], cfg: Config,
     """
     files = expand_inputs(list(paths))
     workers = worker_count(workers)
-    frames: list[pl.DataFrame] = []
-    sources: list[SourceFile] = []
-    problems: list[InputError] = []
+    parts: list[tuple[pl.DataFrame, SourceFile] | InputError] = []
     with _gc_paused():
         for i, path in enumerate(files):
-            try:
-                frame, src = read_file(path, cfg, i, progress, workers)
-            except InputError as exc:  # read every file: all unusable ones in one message
-                problems.append(exc)
-                continue
-            frames.append(frame)
-            sources.append(src)
-    if not frames:
-        raise _all_problems(problems, len(files))
-    df = pl.concat(frames, how="diagonal_relaxed")
-    df = _ensure_columns(df, cfg)
+            try:  # read every file: all unusable ones in one message
+                parts.append(read_classified(path, cfg, i, progress, workers))
+            except InputError as exc:
+                parts.append(exc)
+    return merge_parts(parts, cfg, notes)
+
+
+# The seam between the per-file work and the cross-file merge (workbench.execute runs the
+# first on threads, processes or Dask workers; the second sees every file in file order).
+
+
+def read_classified(path: str, cfg: Config, file_index: int = 0,
+                    progress: Callable[[int], None] | None = None,
+                    workers: int | None = None) -> tuple[pl.DataFrame, SourceFile]:
+    """One file read and every row classified: all that depends on a row alone (status,
+    value, bucket before duplicates). No state crosses files, so files can be read on any
+    executor; :func:`merge_parts` then joins them in file order."""
+    frame, src = read_file(path, cfg, file_index, progress, workers)
+    return classify_frame(frame, cfg), src
+
+
+def classify_frame(frame: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """Per-row classification of one file's frame (see :func:`read_classified`)."""
+    df = _ensure_columns(frame, cfg)
     df = df.with_columns(
         pl.when(pl.col("__blank")).then(pl.lit(None, dtype=pl.String))
         .otherwise(pl.coalesce("__error", "__problem")).alias("__problem")
     )
-    df = df.with_row_index("__order")
     df = _classify(df, cfg)
-    df = df.with_columns(pl.when(pl.col("__blank")).then(pl.lit("blank")).otherwise("bucket").alias("bucket"))
-    df = _mark_repeats(df, cfg)
+    return df.with_columns(pl.when(pl.col("__blank")).then(pl.lit("blank")).otherwise("bucket").alias("bucket"))
+
+
+RepeatMarker = Callable[[pl.DataFrame, Config], pl.DataFrame]
+
+
+def merge_parts(parts: Sequence[tuple[pl.DataFrame, SourceFile] | InputError], cfg: Config,
+                notes: dict[str, Any] | None = None,
+                mark_repeats: RepeatMarker | None = None) -> tuple[pl.DataFrame, list[SourceFile]]:
+    """The cross-file merge of :func:`read_classified` results given in file order (an
+    :class:`InputError` in place of a file that could not be read): concatenation in file
+    order, duplicates and conflicts across the whole input, each file's "no valid row"
+    problem, key-type notes. Every unusable file is named in one error.
+
+    ``mark_repeats(df, cfg)``: the duplicate/conflict marking (default :func:`_mark_repeats`;
+    the Dask engine passes one that computes the same buckets by a shuffle on the cluster).
+    """
+    frames = [p[0] for p in parts if not isinstance(p, InputError)]
+    sources = [p[1] for p in parts if not isinstance(p, InputError)]
+    problems = [p for p in parts if isinstance(p, InputError)]
+    if not frames:
+        raise _all_problems(problems, len(parts))
+    df = pl.concat(frames, how="diagonal_relaxed")
+    df = df.with_row_index("__order")
+    df = (mark_repeats or _mark_repeats)(df, cfg)
     for src in sources:
         if df.filter((pl.col("file") == src.path) & (pl.col("bucket") == "valid")).height == 0:
             counts = _bucket_summary(df.filter(pl.col("file") == src.path))
             problems.append(InputError(src.path, f"no valid row at all ({counts}){_fit_hint(src.path, cfg, df)}"))
-    if problems:
-        raise _all_problems(problems, len(files))
+    if problems:  # the files that could not be read (in file order), then those without a valid row
+        raise _all_problems(problems, len(parts))
     if notes is not None:
         notes["key_types"] = _key_type_mixes(df)
     keep = ["file", "line", "bucket", "reason", *KEY_FIELDS]

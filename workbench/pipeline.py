@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from . import formats, harness, ingest, ledger, names, paired, provenance, ranks, schemas, selection
+from . import execute, formats, harness, ingest, ledger, names, paired, provenance, ranks, schemas, selection
 from .census import census as census_table
 from .census import census_margins, missingness_tests, scale_checks
 from .config import Config
@@ -32,6 +32,8 @@ class Analysis:
     sources: list[ingest.SourceFile]
     doc: dict[str, Any]
     frames: dict[str, pl.DataFrame] = field(default_factory=dict)
+    execution: dict[str, Any] | None = None
+    """How ingest ran (engine, jobs, scheduler, files): for run.json, never results.json."""
 
     def frame(self, name: str) -> pl.DataFrame:
         """A stage's table by name (``census``, ``scorecard``, ``judge_offsets``...)."""
@@ -75,14 +77,16 @@ def load(
     inputs: Sequence[str], cfg: Config, plan: str | None = None,
     progress: Callable[[int], None] | None = None,
     notes: dict[str, Any] | None = None,
+    execution: execute.Execution | None = None,
 ) -> tuple[pl.DataFrame, list[ingest.SourceFile], dict[str, Any]]:
     """Read inputs and apply the plan: ``(rows, sources, plan_info)``.
 
     ``plan`` is a CSV path, ``"complete"`` (every observed scenario x variant x trial x
-    judge) or None.
+    judge) or None. ``execution``: where ingest runs (:mod:`workbench.execute`; the rows do
+    not depend on it).
     """
     try:
-        rows, sources = ingest.read_rows(inputs, cfg, progress=progress, notes=notes)
+        rows, sources = execute.read_rows(inputs, cfg, execution, progress=progress, notes=notes)
     except BaseException:
         close = getattr(progress, "close", None)
         if close is not None:  # blank the bar before the error line is printed
@@ -140,12 +144,15 @@ def run(
     published: str | None = None, claims: str | None = None,
     progress: Callable[[int], None] | None = None,
     on_stage: Callable[[str], None] | None = None,
+    execution: execute.Execution | None = None,
 ) -> Analysis:
     """Run every stage and return the :class:`Analysis` (nothing is written to disk).
 
     ``progress(n)`` is called as lines are read; ``on_stage(text)`` as each later stage
     starts (the CLI shows both on a terminal, so a long run is never silent); when
     ``on_stage`` has a ``bar(label, total)`` method, the pairwise stages get progress bars.
+    ``execution`` (:class:`workbench.execute.Execution`): where ingest runs; ``results.json``
+    is the same whatever it is, so it is not recorded there (``Analysis.execution`` -> ``run.json``).
     """
     stage = on_stage or (lambda text: None)
 
@@ -163,7 +170,8 @@ def run(
 
         cfg = load_config(None if cfg is None else str(cfg))
     notes: dict[str, Any] = {}
-    rows, sources, plan_info = load([str(i) for i in inputs], cfg, plan, progress, notes)
+    execution = execution or execute.Execution()
+    rows, sources, plan_info = load([str(i) for i in inputs], cfg, plan, progress, notes, execution)
     fields = cfg.score_names  # every stage table below is checked against workbench.schemas
     rows = schemas.conform(rows, schemas.ROWS, fields)
     stage(f"{rows.height} rows read; census")
@@ -262,7 +270,8 @@ def run(
     if claims_checked is not None:
         frames["claims"] = check.claims_frame(claims_checked)
     frames = schemas.conform_frames(frames, fields)
-    return Analysis(config=cfg, rows=rows, sources=sources, doc=doc, frames=frames)
+    return Analysis(config=cfg, rows=rows, sources=sources, doc=doc, frames=frames,
+                    execution=execute.describe(execution, len(sources)))
 
 
 def _census_records(df: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:

@@ -57,6 +57,9 @@ def build(
     resamples: int | None = None,
     seed: int | None = None,
     subsets: Mapping[str, Any] | None = None,
+    engine: str | None = None,
+    jobs: int | None = None,
+    scheduler: str | None = None,
     out: str | Path | None = None,
     no_gate: bool = False,
     write_outputs: bool = True,
@@ -83,7 +86,12 @@ def build(
     out_dir = str(out) if out is not None else "report"
     over = overrides(pairs, min_valid_n, min_clusters, seed, resamples, confidence, subsets)
     cfg = config_mod.load_config(config, preset, over or None)
-    analysis = pipeline.run(paths, cfg, plan=plan, published=published, claims=claims)
+    from ..execute import Execution
+
+    # where ingest runs (never part of results.json): a report of URL inputs reads them as
+    # `workbench report --engine dask` did
+    execution = Execution(engine=engine or "local", jobs=jobs, scheduler=scheduler)
+    analysis = pipeline.run(paths, cfg, plan=plan, published=published, claims=claims, execution=execution)
     given = {
         "inputs": paths,
         "config": config,
@@ -98,6 +106,9 @@ def build(
         "resamples": resamples,
         "seed": seed,
         "subsets": dict(subsets) if subsets is not None else None,
+        "engine": engine,
+        "jobs": jobs,
+        "scheduler": scheduler,
         "out_dir": out_dir,
     }
     cmd = command_line or command_for(given)
@@ -140,6 +151,11 @@ def command_for(p: Mapping[str, Any]) -> str:
         argv += ["-p", "confidence", str(p["confidence"])]
     if p.get("subsets") is not None:
         argv += ["-p", "subsets", json.dumps(p["subsets"], sort_keys=True)]
+    if p.get("engine") not in (None, "local"):
+        argv += ["--engine", str(p["engine"])]
+    for flag in ("jobs", "scheduler"):
+        if p.get(flag) is not None:
+            argv += [f"--{flag}", str(p[flag])]
     return shlex.join(argv)
 
 
