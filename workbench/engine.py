@@ -2,8 +2,9 @@
 
 A file is streamed in blocks of :data:`BLOCK_BYTES` (decompressed); each block of whole lines
 becomes one zero-copy Arrow ``large_string`` array (the line offsets found with numpy over the
-block's bytes) that DuckDB scans with its own threads: ``json_valid``/``json_type`` classify
-the line, one ``json_extract`` with every configured path pulls the values, and the per-line
+block's bytes) that DuckDB scans with its own threads: ``json_valid`` and ``json_type`` of the
+root classify the line, ``json_type``/``json_extract_string`` over every configured path read
+its values (a string unescaped, a number as its JSON text), and the per-line
 columns of :func:`workbench.ingest._extract` (``NAME__kind/__num/__str``, key strings, flags,
 verdict, ``pass_value``, extras, ``__problem``) are built from typed DuckDB columns, so
 classification and repeat marking in :mod:`workbench.ingest` are unchanged. Peak memory is the
@@ -18,18 +19,26 @@ decoder (:func:`workbench.ingest._slow_decode` and the duplicate-key check), and
 * anything ``json_valid`` rejects, or whose top level is not an object (Python names the reason);
 * a bare ``nan``/``inf``/``infinity`` in any letter case after ``:``, ``,`` or ``[`` (DuckDB
   reads them; Python reads only ``NaN``/``Infinity``/``-Infinity``, as ``invalid_number``) and
-  a comma before ``]`` or ``}`` (DuckDB allows trailing commas, Python does not);
+  a comma before ``]`` or ``}`` (DuckDB allows trailing commas, Python does not); found with
+  numpy and ``bytes.find`` over the block (:func:`scan`), as are the next three;
 * a ``\\uD800``-``\\uDFFF`` escape (a lone surrogate is malformed in Python's reading) and
   ``\\u0000`` (a NUL inside a string);
-* a configured key's quoted text occurring twice in the line (a duplicated key: DuckDB keeps the
-  first value, Python the last, and the workbench rejects the line; Python decides), and, on a
-  line with a backslash (a key may be spelled with escapes), a repeated key in any object on a
-  configured path;
-* 256 or more opening brackets (Python's decoder stops at its recursion limit: "nested too
-  deeply");
+* 256 or more opening brackets in the line (Python's decoder stops at its recursion limit:
+  "nested too deeply"; DuckDB has no such limit);
+* a configured key's quoted text occurring twice in the line (:func:`repeated_tokens`): a
+  duplicated key, where DuckDB keeps the first value and Python the last, and the workbench
+  rejects the line; Python applies the rule. On a line with a backslash (a key may be spelled
+  with escapes), a repeated key in any object on a configured path (``json_keys``);
 * a value that Python shows as JSON text (a rubric value that is an array or object, a
-  non-string flag, a verdict or extra field that is not a string), a number written beyond the
-  64-bit integer range (Python keeps such integers exact), or a key that is a float.
+  non-string flag, a verdict or extra field that is not a string), a rubric number at or past
+  2**63 (an integer beyond 64 bits stays exact in Python), or a key that is a float (or an
+  integer beyond 64 bits, which DuckDB reads as a float).
+
+A configured field name with a quote, backslash or control character (not spelled in a JSON
+path here) sends the whole file to the Python path, as do blocks of fewer than
+:data:`ENGINE_MIN_LINES` lines. The rows are the same either way; tests/test_engine_identity.py
+checks the engine against a plain per-line reader on every hazard file, the example, the real
+logs, generated files and hypothesis-made lines.
 """
 
 from __future__ import annotations
@@ -37,7 +46,6 @@ from __future__ import annotations
 import codecs
 import gzip
 import hashlib
-import json
 import os
 import re
 import threading
@@ -56,7 +64,7 @@ from .files import path_match, path_regex_groups
 BLOCK_BYTES = 32 * 1024 * 1024
 """Decompressed bytes read at a time; a block's lines are decoded together."""
 
-ENGINE_MIN_LINES = int(os.environ.get("WORKBENCH_ENGINE_MIN_LINES", "2000"))
+ENGINE_MIN_LINES = 2000
 """A block with fewer lines is read line by line in Python (the engine's fallback for every
 line): DuckDB's fixed cost per query (about 0.1 s) is more than those lines take. The rows
 are the same either way (tests/test_engine_identity.py sets it to 0)."""
@@ -379,7 +387,7 @@ def _bad_utf8(buf: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
 class Lines:
     """The complete lines of one block: offsets into ``buf`` (``ends`` without ``\\r\\n``)."""
 
-    def __init__(self, buf: bytes, start: int, final: bool):
+    def __init__(self, buf: bytes, start: int):
         arr = np.frombuffer(buf, dtype=np.uint8)
         nl = np.flatnonzero(arr == 10)
         starts = np.concatenate([np.asarray([start], dtype=np.int64), nl.astype(np.int64) + 1])
@@ -529,9 +537,8 @@ def fast_columns(res: pl.DataFrame, plan: Plan, cfg: Config, groups: dict[str, s
         exprs[f"x_{name}"] = pl.col(f"s{plan.index[tuple(p)]}")
     exprs["__problem"] = pl.coalesce(problem_exprs) if problem_exprs else pl.lit(None, dtype=pl.String)
     out = res.select([e.alias(c) for c, e in exprs.items()])
-    for c in out.columns:
+    for c in out.columns:  # the order of _extract: keys, path groups, scores, flags, ..., problem
         cols[c] = out[c]
-    # same column order as _extract: keys, path groups, scores, flags, verdict, pass, extras, problem
     return cols
 
 
@@ -657,7 +664,7 @@ def _block_frame(con: Any, buf: bytes, start: int, plan: Plan | None, path: str,
                  first_line: int, groups: dict[str, str], null_groups: list[str],
                  assemble: Callable[..., pl.DataFrame], python_line: Callable[..., tuple[Any, str | None]],
                  max_line: int) -> tuple[pl.DataFrame, int]:
-    lines = Lines(buf, start, True)
+    lines = Lines(buf, start)
     n = len(lines)
     starts, ends = lines.starts, lines.ends
     lengths = ends - starts
@@ -729,7 +736,3 @@ def _block_frame(con: Any, buf: bytes, start: int, plan: Plan | None, path: str,
         return pl.DataFrame(), n
     frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
     return (frame.sort("line") if len(frames) > 1 else frame), n
-
-
-def key_tokens_text(tokens: list[bytes]) -> list[str]:
-    return [json.loads(t) for t in tokens]
