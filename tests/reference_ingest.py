@@ -119,8 +119,9 @@ def decode(line: bytes, tokens: list[bytes]) -> tuple[dict | None, str | None]:
         dup = first_duplicate(line)
         if dup is not None:
             k, a, b = dup
-            return None, (f"{DUPLICATE_KEY} {k!r} in one JSON object (values {short_repr(a)} and "
-                          f"{short_repr(b)}); the line is not read with either value")
+            text = (f"{DUPLICATE_KEY} {k!r} in one JSON object (values {short_repr(a)} and "
+                    f"{short_repr(b)}); the line is not read with either value")
+            return None, text.encode("utf-8", "backslashreplace").decode("utf-8")
     return obj, None
 
 

@@ -898,3 +898,15 @@ def test_engine_errors_are_input_errors(tmp_path: Path, py_rng, monkeypatch) -> 
     path, _, _ = _block_file(tmp_path, py_rng, 110_000)
     with pytest.raises(InputError, match="file path does not match path_fields"):
         read_rows([path], cfg)
+
+
+def test_duplicate_key_whose_value_is_a_lone_surrogate(write_jsonl, default_config, row_line) -> None:
+    """Found by tests/test_engine_identity.py's hypothesis lines: the first value of a repeated
+    key holds a lone surrogate (the last value wins in json, so the decoded row is clean): the
+    line is malformed with the duplicate-key reason, the surrogate shown as its escape, and no
+    traceback."""
+    bad = row_line(trial=2)[:-1] + ', "overall": "\\ud800", "overall": 3}'
+    rows, _ = read_rows([write_jsonl([row_line(trial=1), bad])], default_config)
+    assert rows["bucket"].to_list() == ["valid", "malformed"]
+    reason = rows["reason"][1]
+    assert reason.startswith("duplicate key 'overall'") and "\\ud800" in reason

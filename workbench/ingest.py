@@ -842,8 +842,10 @@ def _inner_dup(v: Any) -> tuple[str, Any, Any] | None:
 
 def _dup_reason(dup: tuple[str, Any, Any]) -> str:
     k, a, b = dup
-    return (f"{DUPLICATE_KEY} {k!r} in one JSON object (values {_short_repr(a)} and "
+    text = (f"{DUPLICATE_KEY} {k!r} in one JSON object (values {_short_repr(a)} and "
             f"{_short_repr(b)}); the line is not read with either value")
+    # a value may hold a lone surrogate escape (not UTF-8): shown as its escape, not a crash
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _duplicate_key(line: bytes) -> str | None:
