@@ -75,8 +75,6 @@ _DEEP = 256
 _SAFE_NAME = re.compile(r'^[^"\\\x00-\x1f]*$')
 # JSON types as DuckDB's json_type names them, as small codes (absent: no value at the path)
 _ABSENT_T, _NULL_T, _STR_T, _BOOL_T, _INT_T, _UINT_T, _DOUBLE_T, _ARRAY_T, _OBJECT_T = range(9)
-_TYPE_CODE = {"NULL": _NULL_T, "VARCHAR": _STR_T, "BOOLEAN": _BOOL_T, "BIGINT": _INT_T, "UBIGINT": _UINT_T,
-              "DOUBLE": _DOUBLE_T, "ARRAY": _ARRAY_T, "OBJECT": _OBJECT_T}
 _NUM_TYPES = (_INT_T, _UINT_T, _DOUBLE_T)
 _INT_TYPES = (_INT_T, _UINT_T)
 _BIG = 2.0 ** 63
@@ -147,31 +145,25 @@ class Plan:
         dup_escaped = " AND ".join(
             f"coalesce(len(json_keys(line, {_sql_str(o)})) = len(list_distinct(json_keys(line, {_sql_str(o)}))), true)"
             for o in objects) or "true"
-        types = "[" + ", ".join(_sql_str(x) for x in ["$", *jp, *jq]) + "]"
-        values = "[" + ", ".join(_sql_str(x) for x in jp) + "]"
+        texts = "[" + ", ".join(_sql_str(x) for x in [*jp, *jq]) + "]"
         flags = ""
         if cfg.flags is not None:
             j = self.index[tuple(cfg.flags)]
-            s = f"S[{j + 1}]"
-            arr = f"T[{j + 2}] = 'ARRAY'"
+            s = f"J[{j + 1}]"
+            arr = f"starts_with({s}, '[')"
             flags = (f", CASE WHEN {arr} THEN list_has_all(['VARCHAR'], json_type({s}, '$[*]')) END AS la"
                      f", CASE WHEN {arr} THEN json_extract_string({s}, '$[*]') END AS l")
-        # one parse for the types, one for the values (json_extract_string: a string unescaped,
-        # a number or boolean as JSON text); lines DuckDB cannot read are not returned
-        n = len(jp)
-        codes = " ".join(f"WHEN {_sql_str(k)} THEN {v}" for k, v in _TYPE_CODE.items())
-        flat = "".join(f", (CASE T[{j + 2}] {codes} ELSE {_ABSENT_T} END)::TINYINT AS t{j}, S[{j + 1}] AS s{j}"
-                       for j in range(n))
-        flat += "".join(f", (CASE T[{n + k + 2}] {codes} ELSE {_ABSENT_T} END)::TINYINT AS q{k}"
-                        for k in range(len(jq)))
+        # one parse for the JSON text of every path (as DuckDB writes it; its type, string and
+        # number are read from that text in _per_path); lines DuckDB cannot read, or whose
+        # first byte is not "{" (the root is not an object, or whitespace comes before it),
+        # are not returned
+        self.n = len(jp)
         self.extra = len(jq)
         self.sql = (
-            f"SELECT i, nodup{flat}{flags} FROM ("
-            f" SELECT i, T, json_extract_string(line, {values}) AS S,"
-            f"  CASE WHEN contains(line, chr(92)) THEN {dup_escaped} ELSE true END AS nodup FROM ("
-            f"  SELECT i, line, json_type(line, {types}) AS T FROM lines"
-            f"  WHERE line IS NOT NULL AND json_valid(line))"
-            f" WHERE T[1] = 'OBJECT')")
+            f"SELECT i, nodup, J{flags} FROM ("
+            f" SELECT i, json_extract(line, {texts}) AS J,"
+            f"  CASE WHEN contains(line, chr(92)) THEN {dup_escaped} ELSE true END AS nodup FROM lines"
+            f"  WHERE line IS NOT NULL AND starts_with(line, '{{') AND json_valid(line))")
 
 
 
@@ -639,9 +631,99 @@ def read_jsonl(path: str, cfg: Config, spec: Any, progress: Callable[[int], None
     return frame, total, digest[0] if digest else ""
 
 
-def _per_path(res: pl.DataFrame, plan: Plan, cfg: Config) -> pl.DataFrame:
+_FIRST_TYPE = np.full(256, _DOUBLE_T, dtype=np.int8)  # a number unless it starts otherwise
+_FIRST_TYPE[ord('"')] = _STR_T
+_FIRST_TYPE[ord("{")] = _OBJECT_T
+_FIRST_TYPE[ord("[")] = _ARRAY_T
+_FIRST_TYPE[ord("n")] = _NULL_T
+_FIRST_TYPE[ord("t")] = _BOOL_T
+_FIRST_TYPE[ord("f")] = _BOOL_T
+_NUM_MARK = np.zeros(256, dtype=bool)  # a number written with these is a double
+_NUM_MARK[[ord("."), ord("e"), ord("E")]] = True
+
+
+def _texts(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(data bytes, start, end, valid) of a string array's values, without copying."""
+    values = values.cast(pa.large_string()) if values.type != pa.large_string() else values
+    validity, offsets, data = values.buffers()
+    offs = np.frombuffer(offsets, dtype=np.int64)[values.offset:values.offset + len(values) + 1]
+    arr = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+    valid = values.is_valid().to_numpy(zero_copy_only=False)
+    return arr, offs[:-1], offs[1:], valid
+
+
+def _decode_texts(values: pa.Array) -> tuple[np.ndarray, pl.Series]:
+    """For JSON texts as DuckDB's ``json_extract`` writes them (null: absent): the type code
+    of each (as DuckDB's ``json_type`` says: an integer outside the 64-bit ranges is a double)
+    and its string (a string unescaped as Python's decoder does; a number or boolean its text)."""
+    arr, starts, ends, valid = _texts(values)
+    n = len(starts)
+    codes = np.full(n, _ABSENT_T, dtype=np.int8)
+    if not n:
+        return codes, pl.Series("s", [], dtype=pl.String)
+    first = np.zeros(n, dtype=np.uint8)
+    has = valid & (ends > starts)
+    first[has] = arr[starts[has]]
+    codes[has] = _FIRST_TYPE[first[has]]
+    # a number: a double if written with . e E, or an integer past the 64-bit ranges
+    num = np.flatnonzero(codes == _DOUBLE_T)
+    if len(num):
+        lens = ends[num] - starts[num]
+        marked = np.zeros(len(num), dtype=bool)
+        for k in range(int(lens.max())):  # numbers are short: byte k of each at once
+            inside = lens > k
+            marked[inside] |= _NUM_MARK[arr[starts[num[inside]] + k]]
+        num_int = num[~marked]
+    else:
+        num_int = num
+    codes[num_int] = _INT_T
+    for i in num_int[(ends[num_int] - starts[num_int]) >= 19].tolist():
+        v = int(bytes(arr[starts[i]:ends[i]]))
+        if not -(2 ** 63) <= v < 2 ** 64:
+            codes[i] = _DOUBLE_T
+    text = pl.Series("s", values.cast(pa.large_string()) if values.type != pa.large_string() else values)
+    is_str = codes == _STR_T
+    if is_str.any():
+        at = np.flatnonzero(arr == 0x5C)  # a backslash: in which value (starts are ascending)
+        escaped = np.unique(np.searchsorted(starts, at, side="right") - 1) if len(at) else at
+        escaped = escaped[is_str[escaped]]
+        stripped = pl.DataFrame({"s": text, "q": is_str}).select(
+            pl.when(pl.col("q")).then(pl.col("s").str.slice(1, pl.col("s").str.len_chars() - 2))
+            .otherwise(pl.col("s")))["s"]
+        if len(escaped):
+            import json
+
+            fixed = [json.loads(bytes(arr[starts[i]:ends[i]])) for i in escaped.tolist()]
+            stripped = stripped.scatter(escaped, pl.Series(fixed, dtype=pl.String))
+        text = stripped
+    return codes, text
+
+
+def _per_path(tbl: pa.Table, plan: Plan, cfg: Config) -> pl.DataFrame:
     """Per path j: its JSON type code ``t{j}``, string ``s{j}``, number ``n{j}``, integer
     text ``i{j}``, boolean ``b{j}`` (and ``la{j}``/``l{j}`` for the flags list)."""
+    width = plan.n + plan.extra
+    m = tbl.num_rows
+    lists = tbl["J"].combine_chunks() if m else None
+    if m:
+        offs = lists.offsets.to_numpy()
+        if not (np.array_equal(offs, np.arange(m + 1, dtype=offs.dtype) * width + offs[0])
+                and lists.null_count == 0):
+            raise AssertionError("json_extract gave a list of another width")
+        codes, text = _decode_texts(lists.values.slice(int(offs[0]), m * width))
+    else:
+        codes, text = np.zeros(0, dtype=np.int8), pl.Series("s", [], dtype=pl.String)
+    codes = codes.reshape(m, width)
+    cols: dict[str, Any] = {"i": pl.Series(tbl["i"]), "nodup": pl.Series(tbl["nodup"])}
+    if cfg.flags is not None:
+        cols["la"] = pl.Series(tbl["la"])
+        cols["l"] = pl.Series(tbl["l"])
+    for j in range(plan.n):
+        cols[f"t{j}"] = pl.Series(codes[:, j])
+        cols[f"s{j}"] = text.gather_every(width, j) if m else text
+    for k in range(plan.extra):
+        cols[f"q{k}"] = pl.Series(codes[:, plan.n + k])
+    res = pl.DataFrame(cols)
     exprs = []
     for j in range(len(plan.paths)):
         t = pl.col(f"t{j}")
@@ -687,12 +769,12 @@ def _block_frame(con: Any, buf: bytes, start: int, plan: Plan | None, path: str,
             null[bad] = True
         con.register("lines", _arrow_lines(lines, null))
         try:
-            res = con.sql(plan.sql).pl()
+            tbl = con.sql(plan.sql).to_arrow_table()
         finally:
             con.unregister("lines")
-        if not res["i"].is_sorted():
-            res = res.sort("i")
-        res = _per_path(res, plan, cfg)
+        if tbl.num_rows and not pl.Series(tbl["i"]).is_sorted():
+            tbl = tbl.sort_by("i")
+        res = _per_path(tbl, plan, cfg)
         res = res.filter(pl.col("nodup") & ~needs_python(plan, cfg))
         if plan.tokens and res.height:
             res = res.filter(~pl.Series(repeated_tokens(lines, plan.tokens)[res["i"].to_numpy()]))
