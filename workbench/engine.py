@@ -201,6 +201,48 @@ def repeated_tokens(lines: Lines, tokens: list[bytes]) -> np.ndarray:
     return out
 
 
+def repeated_keys(lines: Lines, plan: Plan, res: pl.DataFrame) -> np.ndarray:
+    """:func:`repeated_tokens` for the lines DuckDB read (``res``, with the type columns),
+    with a shortcut per token: a key's quoted text is in every line that holds it unescaped,
+    so when ``bytes.count`` over the block, less its count in the other lines (those not in
+    ``res`` or with a backslash, counted line by line), equals the number of those lines where
+    the key's path is present, no line has it twice. Only the tokens where the counts differ
+    (or that end more than one path) are looked for line by line, with numpy."""
+    n = len(lines)
+    out = np.zeros(n, dtype=bool)
+    ids = res["i"].to_numpy()
+    exact = np.zeros(n, dtype=bool)
+    exact[ids] = True
+    arr = np.frombuffer(lines.buf, dtype=np.uint8)
+    slash = np.flatnonzero(arr == 0x5C)
+    if len(slash):
+        exact[np.unique(_line_of(lines, slash))] = False
+    other = np.flatnonzero(~exact)
+    if len(other) > max(64, n // 50):
+        return repeated_tokens(lines, plan.tokens)
+    in_res = np.zeros(n, dtype=bool)
+    in_res[ids] = True
+    other_lines = [lines.line(i) for i in other.tolist()]
+    exact_rows = exact[ids]
+    slow: list[bytes] = []
+    for tok, names in plan.token_paths:
+        if len(names) != 1:
+            slow.append(tok)
+            continue
+        elsewhere = 0
+        for i, text in zip(other.tolist(), other_lines, strict=True):
+            c = text.count(tok)
+            elsewhere += c
+            if c > 1 and in_res[i]:
+                out[i] = True
+        present = int(((res[names[0]].to_numpy() != _ABSENT_T) & exact_rows).sum())
+        if lines.buf.count(tok) - elsewhere != present:
+            slow.append(tok)
+    if slow:
+        out |= repeated_tokens(lines, slow)
+    return out
+
+
 def _line_of(lines: Lines, pos: np.ndarray) -> np.ndarray:
     return np.searchsorted(lines.starts, pos, side="right") - 1
 
@@ -777,7 +819,7 @@ def _block_frame(con: Any, buf: bytes, start: int, plan: Plan | None, path: str,
         res = _per_path(tbl, plan, cfg)
         res = res.filter(pl.col("nodup") & ~needs_python(plan, cfg))
         if plan.tokens and res.height:
-            res = res.filter(~pl.Series(repeated_tokens(lines, plan.tokens)[res["i"].to_numpy()]))
+            res = res.filter(~pl.Series(repeated_keys(lines, plan, res)[res["i"].to_numpy()]))
         ok[res["i"].to_numpy()] = True
         if res.height:
             cols = fast_columns(res, plan, cfg, groups, null_groups)
