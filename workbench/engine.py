@@ -2,9 +2,10 @@
 
 A file is streamed in blocks of :data:`BLOCK_BYTES` (decompressed); each block of whole lines
 becomes one zero-copy Arrow ``large_string`` array (the line offsets found with numpy over the
-block's bytes) that DuckDB scans with its own threads: ``json_valid`` and ``json_type`` of the
-root classify the line, ``json_type``/``json_extract_string`` over every configured path read
-its values (a string unescaped, a number as its JSON text), and the per-line
+block's bytes) that DuckDB scans with its own threads: ``json_valid`` and the first byte (``{``)
+classify the line, and one ``json_extract`` of every configured path (one parse) gives each
+value's JSON text, from which numpy reads its type (as ``json_type`` names it), string
+(unescaped) and number (:func:`_decode_texts`); the per-line
 columns of :func:`workbench.ingest._extract` (``NAME__kind/__num/__str``, key strings, flags,
 verdict, ``pass_value``, extras, ``__problem``) are built from typed DuckDB columns, so
 classification and repeat marking in :mod:`workbench.ingest` are unchanged. Peak memory is the
@@ -16,7 +17,8 @@ decoder (:func:`workbench.ingest._slow_decode` and the duplicate-key check), and
 
 * not valid UTF-8 (checked here with Python's decoder, byte exact), or longer than
   ``MAX_LINE_BYTES``: handed to DuckDB as null;
-* anything ``json_valid`` rejects, or whose top level is not an object (Python names the reason);
+* anything ``json_valid`` rejects, or whose first byte is not ``{`` (the top level is not an
+  object, or whitespace comes first; Python names the reason);
 * a bare ``nan``/``inf``/``infinity`` in any letter case after ``:``, ``,`` or ``[`` (DuckDB
   reads them; Python reads only ``NaN``/``Infinity``/``-Infinity``, as ``invalid_number``) and
   a comma before ``]`` or ``}`` (DuckDB allows trailing commas, Python does not); found with
@@ -25,7 +27,8 @@ decoder (:func:`workbench.ingest._slow_decode` and the duplicate-key check), and
   ``\\u0000`` (a NUL inside a string);
 * 256 or more opening brackets in the line (Python's decoder stops at its recursion limit:
   "nested too deeply"; DuckDB has no such limit);
-* a configured key's quoted text occurring twice in the line (:func:`repeated_tokens`): a
+* a configured key's quoted text occurring twice in the line (:func:`repeated_keys`: a
+  ``bytes.count`` over the block first, per line only when it exceeds the lines holding the key): a
   duplicated key, where DuckDB keeps the first value and Python the last, and the workbench
   rejects the line; Python applies the rule. On a line with a backslash (a key may be spelled
   with escapes), a repeated key in any object on a configured path (``json_keys``);
