@@ -4,9 +4,8 @@ Generates (seeded, cached in ``benchmarks/.cache/``, which git ignores) a JSONL 
 default format with ~0.1% truncated lines and a few % partial rows, then times, best of
 ``--repeat`` runs:
 
-* ``workbench.read_rows`` + ``ledger.count_ledger`` (the real thing: full ledger), with the
-  default number of processes (a file this large is read in parts, one per core, up to 4)
-  and with one process (``workers=1``, what ``WORKBENCH_WORKERS=1`` does);
+* ``workbench.read_rows`` + ``ledger.count_ledger`` (the real thing: full ledger; JSONL is
+  streamed through the DuckDB engine, ``workbench/engine.py``, on DuckDB's threads);
 * a naive per-line ``json.loads`` loop that only counts parse failures (no buckets);
 * ``polars.scan_ndjson`` on the same file (fails on the first malformed line; reported), and
   on a clean copy of the same rows (no truncated lines), with ``workbench`` on that copy too.
@@ -37,7 +36,6 @@ from typing import Any
 import polars as pl
 
 import workbench
-from workbench.ingest import worker_count
 from workbench.ledger import count_ledger
 
 CACHE = Path(__file__).resolve().parent / ".cache"
@@ -108,10 +106,8 @@ def best_of(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     return best, out
 
 
-def run_workbench(
-    path: str, cfg: workbench.Config, workers: int | None = None
-) -> dict[str, int | None]:
-    rows, _ = workbench.read_rows([path], cfg, workers=workers)
+def run_workbench(path: str, cfg: workbench.Config) -> dict[str, int | None]:
+    rows, _ = workbench.read_rows([path], cfg)
     return count_ledger(rows, planned=False)
 
 
@@ -170,8 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}, "
-        f"polars {pl.__version__}; "
-        f"ingest processes: {worker_count()} (WORKBENCH_WORKERS sets it)"
+        f"polars {pl.__version__}"
     )
 
     cfg = workbench.load_config()
@@ -198,9 +193,6 @@ def main(argv: list[str] | None = None) -> int:
         f"valid {led['valid']:,} partial {led['partial']:,} malformed {led['malformed']:,} "
         f"duplicate {led['duplicate']:,} conflict {led['conflict']:,}",
     )
-    secs, led1 = best_of(lambda: run_workbench(str(path), cfg, workers=1), args.repeat)
-    assert led1 == led, (led1, led)
-    report("workbench, one process", secs, "same ledger")
     if not args.skip_naive:
         secs, res = best_of(lambda: run_naive(str(path)), args.repeat)
         report(

@@ -35,7 +35,9 @@ def test_runtime_and_dev_locks_pin_everything_once() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     for req in project["dependencies"]:
         assert _requirement_name(req) in runtime, f"runtime dependency {req} not in requirements.lock"
-    for extra in ("dev", "lab", "bench", "dask"):
+    assert set(project["optional-dependencies"]) == {"dev", "lab", "dask"}  # duckdb is a runtime dependency now
+    assert "duckdb" in runtime  # the JSONL engine (workbench/engine.py)
+    for extra in ("dev", "lab", "dask"):
         for req in project["optional-dependencies"][extra]:
             assert _requirement_name(req) in dev, f"{extra} dependency {req} not in requirements-dev.lock"
     # the test and browser tooling is not what a report-only user installs

@@ -144,9 +144,6 @@ _QUEUE: Any = None
 def _pool_init(queue: Any) -> None:
     global _QUEUE
     _QUEUE = queue
-    # one process per file: the file is not split again over more processes (the pool is
-    # already as wide as asked)
-    os.environ["WORKBENCH_WORKERS"] = "1"
 
 
 def _report(n: int) -> None:

@@ -1,19 +1,15 @@
 """Ingest: raw files -> one row per physical line, each in exactly one ledger bucket.
 
-The fast path decodes every line on its own in C (``map`` of a ``msgspec`` decoder into a
-struct that keeps only the configured fields), so line boundaries are exact and no Python
-code runs per good line. A line the decoder rejects stops the ``map``; that line alone takes
-the slow path (stdlib ``json``, which also reads ``NaN``/``Infinity`` so they can be
-classified as ``invalid_number``) and decoding resumes at the next line: one damaged line
-costs one exception, never a per-line Python loop over the file. Column extraction uses
-C-level ``map``/``set`` over the decoded values with a per-value Python fallback only for
-columns that hold unusual values; classification into buckets is vectorised in polars.
-
-A large JSONL file (:data:`PARALLEL_MIN_BYTES`) is cut at line boundaries and its parts are
-decoded and extracted side by side, the first here and the others in worker processes
-(:func:`worker_count`; ``WORKBENCH_WORKERS=1`` turns them off); classification and repeat
-marking then run once on the parts joined in file order, so the row table does not depend on
-the number of processes.
+JSONL (plain or gzip) is streamed block by block through the columnar engine
+(:mod:`workbench.engine`): DuckDB's JSON functions decode each line and extract the configured
+fields on DuckDB's threads, and only the lines where DuckDB's reading could differ from
+Python's (listed in that module) are decoded here, one by one, with the standard library's
+``json`` (:func:`_python_line`: ``NaN``/``Infinity`` read so they can be classified as
+``invalid_number``, repeated keys, lone surrogates, depth). A JSON array file is decoded at once
+with ``msgspec`` (the standard library for the lines it rejects). Either way the per-line
+columns (``NAME__kind/__num/__str``, keys, flags, verdict, ...) are the same, and
+classification into buckets and repeat marking across all files is vectorised in polars
+(:func:`rows_from_frames`).
 
 Buckets (see :data:`BUCKETS`) partition the lines read: ``blank`` + every other bucket
 == lines. ``missing_planned`` rows (planned judgments with no line) are appended by
@@ -29,17 +25,12 @@ import hashlib
 import io
 import json
 import os
-import pickle
 import re
-import subprocess
-import sys
-import threading
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import repeat
-from operator import attrgetter, length_hint
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +40,8 @@ import pyarrow as pa
 
 from . import vocab
 from .config import KEY_FIELDS, Config, FieldPath
-from .errors import ConfigError, InputError, WorkbenchError
+from .engine import composite_key  # noqa: F401  (re-exported: ingest.composite_key as before)
+from .errors import ConfigError, InputError
 from .files import check_regular_file, name_problem, path_match, path_regex_groups
 
 BUCKETS: tuple[str, ...] = vocab.names(vocab.Bucket)
@@ -58,7 +50,6 @@ BUCKETS: tuple[str, ...] = vocab.names(vocab.Bucket)
 FIELD_STATUSES: tuple[str, ...] = vocab.names(vocab.FieldStatus)
 """Per-field status of a rubric value (:class:`workbench.vocab.FieldStatus`); only ``valid`` enters a mean."""
 
-CHUNK = 65536
 _UNSET = msgspec.UNSET
 
 # value kinds, assigned per value in one pass
@@ -128,9 +119,10 @@ def max_input_bytes() -> int:
 
 
 MAX_INPUT_BYTES = 2_000_000_000
-"""Per input file, after decompression. Reading holds about four times the file in memory
-(5M judge rows, 1.5 GB, peak at about 6 GB); a larger file is refused with a message instead
-of exhausting memory. Split it, or raise the limit with ``WORKBENCH_MAX_INPUT_BYTES``."""
+"""Per input file, after decompression. JSONL is streamed in blocks (memory: the row table plus
+about one block); a JSON array file is held whole, about four times its size at the peak. A
+larger file is refused with a message instead of exhausting memory. Split it, or raise the
+limit with ``WORKBENCH_MAX_INPUT_BYTES``."""
 
 
 def _too_big(path: str, size: int | str, limit: int) -> InputError:
@@ -184,19 +176,6 @@ def _check_encoding(head: bytes, path: str) -> None:
 
 
 _BOM = b"\xef\xbb\xbf"
-
-
-def _is_blank(line: bytes) -> bool:
-    return not line.strip()
-
-
-def _split_lines(data: bytes) -> list[bytes]:
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    if b"\r" not in data:
-        return lines
-    return [ln[:-1] if ln.endswith(b"\r") else ln for ln in lines]
 
 
 def _file_format(path: str, cfg: Config) -> str:
@@ -321,37 +300,6 @@ def _json_type(obj: Any) -> str:
             type(None): "null"}.get(type(obj), type(obj).__name__)
 
 
-def _decode_lines(part: list[bytes], first: int, spec: _Spec,
-                  rows: list[Any], errors: dict[int, str]) -> None:
-    """Decode each line of ``part`` on its own, appending to ``rows`` (None where malformed).
-
-    ``first`` is the index in ``rows`` of ``part[0]``; ``errors`` gets the malformed ones'
-    reasons by that index. Lines are never joined, so a value can neither span two lines
-    nor two values share one line (``decode_lines`` on a joined buffer can do both and still
-    return the right *count*). ``map`` stops at the first rejected line; ``length_hint`` of
-    the shared iterator says which one it was, and decoding resumes after it.
-    """
-    decode = spec.lines_decoder.decode
-    n = len(part)
-    it = iter(part)
-    out: list[Any] = []
-    while True:
-        start = len(out)
-        try:
-            out.extend(map(decode, it))
-            break
-        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
-            bad = n - length_hint(it) - 1
-            if len(out) != bad:  # an interpreter whose extend keeps nothing on error: redo
-                del out[start:]
-                out.extend(map(decode, part[start:bad]))
-            row, reason = _slow_decode(part[bad], spec)
-            if reason is not None:
-                errors[first + bad] = reason
-            out.append(row)
-    rows.extend(out)
-
-
 def _decode_array(data: bytes, path: str, spec: _Spec) -> tuple[list[Any], dict[int, str], int]:
     """Decode a JSON array file: (rows, errors by element index, element count)."""
     try:
@@ -442,19 +390,6 @@ def _key_strings(values: list[Any]) -> tuple[list[str | None], list[str | None] 
             probs.append("is missing" if v is _UNSET else "is null" if v is None
                          else f"is a {t.__name__}, not a string or integer")
     return strs, probs
-
-
-def composite_key(parts: Sequence[str]) -> str:
-    """One key value from the parts of a composite key, unambiguously.
-
-    Parts are joined with ``:`` when none contains ``:`` or ``[`` (``81:1``, readable and
-    unambiguous: splitting on ``:`` gives the parts back); otherwise the key is the parts as
-    a JSON array (``["x:1","2"]``), which always starts with ``[`` and so cannot equal a
-    plain join. ``("x:1", "2")`` and ``("x", "1:2")`` are therefore different keys.
-    """
-    if not any(":" in x or "[" in x for x in parts):
-        return ":".join(parts)
-    return json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
 
 
 def _path_text(p: FieldPath) -> str:
@@ -838,80 +773,10 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _lines_frame(holder: list[bytes], path: str, cfg: Config, spec: _Spec, first_line: int,
-                 progress: Callable[[int], None] | None, bom: bool = False,
-                 partial_last: bool = False) -> tuple[pl.DataFrame, int]:
-    """Per-line frame for JSONL bytes (``holder`` is emptied so the bytes can be freed early).
-
-    ``first_line`` is the file line number of the first line (parts of a file read in
-    parallel start further down); ``bom``: the first line starts with a byte order mark;
-    ``partial_last``: the bytes end inside a line that the next part reads (left out here).
-    Lines are decoded and turned into columns :data:`CHUNK` at a time, so only one chunk's
-    decoded rows are alive at once. Returns (frame, lines read): every physical line, blank
-    ones included, so ``progress`` counts the lines the ledger does.
-    """
-    lines = _split_lines(holder.pop())
-    if partial_last:
-        lines.pop()
-    if bom:
-        lines[0] = lines[0][len(_BOM):]
-    frames = []
-    count = 0
-    for start in range(0, max(len(lines), 1), CHUNK):
-        chunk = lines[start:start + CHUNK]
-        frame, _ = _chunk_frame(chunk, path, cfg, spec, first_line + start)
-        frames.append(frame)
-        count += len(chunk)
-        if progress is not None:
-            progress(len(chunk))
-    del lines
-    if len(frames) == 1:
-        return frames[0], count
-    return pl.concat(frames, how="diagonal_relaxed", rechunk=True), count
-
-
-def _chunk_frame(lines: list[bytes], path: str, cfg: Config, spec: _Spec,
-                 first_line: int) -> tuple[pl.DataFrame, int]:
-    n = len(lines)
-    blank = _blank_mask(lines)
-    idx = [i for i, b in enumerate(blank) if not b] if blank is not None else None
-    todo = lines if idx is None else [lines[i] for i in idx]
-    del lines
-    decoded: list[Any] = []
-    errors: dict[int, str] = {}
-    long_lines = _long_lines(todo)
-    if long_lines:
-        todo = list(todo)
-        for i in long_lines:
-            todo[i] = b"{}"
-    _decode_lines(todo, 0, spec, decoded, errors)
-    for i, size in long_lines.items():
-        decoded[i] = None
-        errors[i] = f"line is {size} bytes, over the limit of {MAX_LINE_BYTES} bytes per line"
-    _duplicate_keys(todo, decoded, errors, spec)
-    count = len(todo)
-    del todo
-    if idx is None:
-        rows = decoded
-    else:
-        rows = [None] * n
-        for i, r in zip(idx, decoded, strict=True):
-            rows[i] = r
-        errors = {idx[i]: reason for i, reason in errors.items()}
-    line_no = range(first_line, first_line + n)
-    return _assemble(rows, errors, blank, line_no, path, spec, cfg), count
-
-
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A JSONL line longer than this is ``malformed`` (reason says so) without being decoded."""
 
 DUPLICATE_KEY = "duplicate key"
-
-
-def _long_lines(lines: list[bytes]) -> dict[int, int]:
-    if not lines or max(map(len, lines)) <= MAX_LINE_BYTES:
-        return {}
-    return {i: len(ln) for i, ln in enumerate(lines) if len(ln) > MAX_LINE_BYTES}
 
 
 def _present(spec: _Spec, prefix: FieldPath, rows: list[Any]) -> int:
@@ -965,8 +830,10 @@ def _inner_dup(v: Any) -> tuple[str, Any, Any] | None:
 
 def _dup_reason(dup: tuple[str, Any, Any]) -> str:
     k, a, b = dup
-    return (f"{DUPLICATE_KEY} {k!r} in one JSON object (values {_short_repr(a)} and "
+    text = (f"{DUPLICATE_KEY} {k!r} in one JSON object (values {_short_repr(a)} and "
             f"{_short_repr(b)}); the line is not read with either value")
+    # a value may hold a lone surrogate escape (not UTF-8): shown as its escape, not a crash
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _duplicate_key(line: bytes) -> str | None:
@@ -977,32 +844,6 @@ def _duplicate_key(line: bytes) -> str | None:
         return None
     d = _inner_dup(obj)
     return None if d is None else _dup_reason(d)
-
-
-def _duplicate_keys(lines: list[bytes], decoded: list[Any], errors: dict[int, str],
-                    spec: _Spec) -> None:
-    """Mark lines whose JSON repeats a key (``{"overall": 8, "overall": 2}``) as malformed.
-
-    A JSON reader keeps one of the values (the last, here), silently; the workbench reads
-    neither. Only lines that can hold one (:func:`_suspect_duplicates`) are parsed again.
-    """
-    if not spec.key_tokens or not _suspect_duplicates(b"\n".join(lines), decoded, spec):
-        return
-    tokens = [t for t, _ in spec.key_tokens]
-    for i, line in enumerate(lines):
-        if decoded[i] is None or not any(line.count(t) > 1 for t in tokens):
-            continue
-        reason = _duplicate_key(line)
-        if reason is not None:
-            decoded[i] = None
-            errors[i] = reason
-
-
-def _blank_mask(lines: list[bytes]) -> list[bool] | None:
-    """Which lines are blank (empty or ASCII whitespace only); None when none is (checked in C)."""
-    if b"" not in lines and not any(map(bytes.isspace, lines)):
-        return None
-    return list(map(_is_blank, lines))
 
 
 def _assemble(rows: list[Any], errors: dict[int, str], blank: list[bool] | None,
@@ -1040,14 +881,24 @@ def _assemble(rows: list[Any], errors: dict[int, str], blank: list[bool] | None,
     return frame.sort("line")
 
 
-def read_file(path: str, cfg: Config, file_index: int = 0,
-              progress: Callable[[int], None] | None = None,
-              workers: int | None = None) -> tuple[pl.DataFrame, SourceFile]:
-    """Read one file into per-line frames (not yet deduplicated). See :func:`read_rows`.
+def _python_line(line: bytes, spec: _Spec) -> tuple[Any, str | None]:
+    """One line read by Python's ``json`` (the engine's fallback, see :mod:`workbench.engine`):
+    (row, None) or (None, why it is malformed), a repeated key included."""
+    row, reason = _slow_decode(line, spec)
+    if reason is None and any(line.count(t) > 1 for t, _ in spec.key_tokens):
+        dup = _duplicate_key(line)
+        if dup is not None:
+            return None, dup
+    return row, reason
 
-    A JSONL file of at least :data:`PARALLEL_MIN_BYTES` (after decompression) is split at
-    line boundaries into ``workers`` parts (default: see :func:`worker_count`) read side by
-    side; the frame is the same as with one process.
+
+def read_file(path: str, cfg: Config, file_index: int = 0,
+              progress: Callable[[int], None] | None = None) -> tuple[pl.DataFrame, SourceFile]:
+    """Read one file into a per-line frame (not yet deduplicated). See :func:`read_rows`.
+
+    JSONL (plain or gzip) is streamed block by block through the DuckDB engine
+    (:mod:`workbench.engine`); a JSON array file is decoded at once; native formats go
+    through :func:`workbench.formats.read_native`.
     """
     if cfg.native:
         frame, n = _native_frame(path, cfg)
@@ -1056,60 +907,29 @@ def read_file(path: str, cfg: Config, file_index: int = 0,
         frame = frame.with_columns(pl.lit(file_index, dtype=pl.Int32).alias("__file_index"))
         return frame, SourceFile(path=path, sha256=_sha256_file(path), lines=n)
     fmt = _file_format(path, cfg)
-    gz = path.endswith(".gz")
-    nproc = worker_count(workers) if fmt == "jsonl" else 1
-    jobs: list[_Worker | None] = []
-    try:
-        split = None
-        digest = None
-        size = _file_size(path)
-        if not gz and size > max_input_bytes():
-            raise _too_big(path, size, max_input_bytes())
-        if nproc > 1 and not gz and size >= PARALLEL_MIN_BYTES:
-            jobs = [_Worker.start() for _ in range(nproc - 1)]  # start-up overlaps the read
-            split, data = _read_in_parts(path, nproc - 1)
-            _check_encoding(split.mine[:4096] if split is not None else data[:4096], path)
-        else:
-            data = _read_raw(path)
-            if gz:
-                digest = hashlib.sha256(data).hexdigest()
-                data = _gunzip(data, path)
-            _check_encoding(data[:4096], path)
-            if gz:
-                if nproc > 1 and len(data) >= PARALLEL_MIN_BYTES:
-                    split = _split_bytes(data, nproc - 1)
-                    if split is not None:
-                        jobs = [_Worker.start() for _ in split.parts]
-        if split is not None:
-            del data
-            frame, digest_read = _read_parallel(split, path, cfg, jobs, progress)
-            digest = digest or digest_read
-            n = frame.height
-        else:
-            _close(jobs)
-            hasher = _Hasher([data]) if digest is None else None
-            if data.startswith(_BOM):
-                data = data[len(_BOM):]
-            spec = _Spec(cfg)
-            if not (data.strip() if fmt == "json-array" else data):
-                raise InputError(path, "file is empty")
-            if fmt == "json-array":
-                rows, errors, n = _decode_array(data, path, spec)
-                del data
-                frame = _assemble(rows, errors, None, range(1, n + 1), path, spec, cfg)
-                if progress is not None:
-                    progress(n)
-            else:
-                holder = [data]
-                del data
-                frame, _ = _lines_frame(holder, path, cfg, spec, 1, progress)
-                n = frame.height
-            if hasher is not None:
-                digest = hasher.result()
-    finally:
-        _close(jobs)
+    spec = _Spec(cfg)
+    if fmt == "json-array":
+        data = _read_raw(path)
+        digest = hashlib.sha256(data).hexdigest()
+        if path.endswith(".gz"):
+            data = _gunzip(data, path)
+        _check_encoding(data[:4096], path)
+        if data.startswith(_BOM):
+            data = data[len(_BOM):]
+        if not data.strip():
+            raise InputError(path, "file is empty")
+        rows, errors, n = _decode_array(data, path, spec)
+        del data
+        frame = _assemble(rows, errors, None, range(1, n + 1), path, spec, cfg)
+        if progress is not None:
+            progress(n)
+    else:
+        from .engine import read_jsonl
+
+        frame, n, digest = read_jsonl(path, cfg, spec, progress, max_input_bytes(), _too_big,
+                                      _check_encoding, _assemble, _python_line, MAX_LINE_BYTES)
     frame = frame.with_columns(pl.lit(file_index, dtype=pl.Int32).alias("__file_index"))
-    return frame, SourceFile(path=path, sha256=digest or "", lines=n)
+    return frame, SourceFile(path=path, sha256=digest, lines=n)
 
 
 def _sha256_file(path: str) -> str:
@@ -1142,369 +962,6 @@ def _native_frame(path: str, cfg: Config) -> tuple[pl.DataFrame, int]:
     return frame, nat.physical
 
 
-def _file_size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
-# --------------------------------------------------------------------------- parallel parts
-
-PARALLEL_MIN_BYTES = 64_000_000
-"""A JSONL file at least this large (decompressed) is read in parts by several processes.
-
-Below it (about 150k judge rows) a worker's start-up (a fresh interpreter importing polars
-and pyarrow: about 0.3 s) costs more than it saves; above it the saving grows with the file
-(benchmarks/README.md). Only the speed depends on it: the rows are the same either way.
-"""
-
-MAX_WORKERS = 4
-"""Default cap on the processes reading one file (the calling process included)."""
-
-_WORKER_HEAD_START = 30_000_000
-"""Bytes the calling process reads while a worker starts (about 0.25 s for a fresh
-interpreter importing polars and pyarrow) plus sends its frame back; tuned on the 2-core
-machine of benchmarks/README.md."""
-
-_WORKER_SLOWDOWN = 1.2
-"""A worker's time per byte relative to the calling process (fresh memory to fault in)."""
-
-
-def worker_count(workers: int | None = None) -> int:
-    """Processes that read a large file: ``workers`` if given, else the ``WORKBENCH_WORKERS``
-    environment variable, else the usable CPUs (at most :data:`MAX_WORKERS`). 1 = this
-    process only."""
-    if workers is None:
-        text = os.environ.get("WORKBENCH_WORKERS", "").strip()
-        if not text:
-            cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-            return max(1, min(cpus or 1, MAX_WORKERS))
-        try:
-            workers = int(text)
-        except ValueError:
-            workers = 0
-        if workers < 1:
-            raise ConfigError(f"WORKBENCH_WORKERS={text!r}: expected a whole number of processes, "
-                              "at least 1 (1 = read every file in this process)")
-    if workers < 1:
-        raise ConfigError(f"workers={workers!r}: expected at least 1 process")
-    return workers
-
-
-def _shares(size: int, workers: int) -> tuple[int, int]:
-    """Bytes for the calling process and for each worker out of ``size``.
-
-    The calling process starts on its part at once; a worker starts later
-    (:data:`_WORKER_HEAD_START`), runs a little slower in a fresh process
-    (:data:`_WORKER_SLOWDOWN`) and then sends its frame back. The shares are sized so that
-    all finish together under that model (it only affects speed, never the result).
-    """
-    each = max(0, int((size - _WORKER_HEAD_START) / (_WORKER_SLOWDOWN + workers)))
-    return size - workers * each, each
-
-
-@dataclass
-class _Split:
-    """A file cut at line boundaries: this process's part and each worker's."""
-
-    mine: bytes
-    bom: bool  # ``mine`` starts with a byte order mark
-    partial: bool  # ``mine`` ends inside a line, which the first worker's part completes
-    parts: list[list[bytes | memoryview]]  # each worker's bytes, as pieces to send in order
-    on_disk: list[bytes] | None  # what to hash for the file's sha256 (None: already known)
-
-
-def _read_in_parts(path: str, workers: int) -> tuple[_Split | None, bytes]:
-    """Read a plain file as this process's part and the workers' parts without copying the
-    bytes; (None, all bytes) when it cannot be split (a first line longer than the part)."""
-    try:
-        with open(path, "rb") as fh:
-            first, each = _shares(os.fstat(fh.fileno()).st_size, workers)
-            head = fh.read(first)
-            rest = fh.read()
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
-    nl = head.rfind(b"\n")
-    if nl < 0 or not rest or not each:
-        return None, head + rest
-    tail = head[nl + 1:]  # the start of the line that the first worker's part completes
-    cuts = [0]
-    for i in range(1, workers):
-        pos = rest.find(b"\n", max(i * each - len(tail), cuts[-1]))
-        if pos < 0 or pos + 1 >= len(rest):
-            break
-        cuts.append(pos + 1)
-    cuts.append(len(rest))
-    view = memoryview(rest)
-    parts: list[list[bytes | memoryview]] = [[view[a:b]] for a, b in zip(cuts, cuts[1:], strict=False)]
-    if tail:
-        parts[0].insert(0, tail)
-    return _Split(head, head.startswith(_BOM), bool(tail), parts, [head, rest]), b""
-
-
-def _split_bytes(data: bytes, workers: int) -> _Split | None:
-    """Cut decompressed bytes into this process's part (a copy) and the workers' parts."""
-    start = len(_BOM) if data.startswith(_BOM) else 0
-    first, each = _shares(len(data) - start, workers)
-    cuts = [start]
-    for i in range(workers):
-        pos = data.find(b"\n", max(start + first + i * each, cuts[-1]))
-        if pos < 0 or pos + 1 >= len(data):
-            break
-        cuts.append(pos + 1)
-    cuts.append(len(data))
-    if len(cuts) < 3 or not each:
-        return None
-    view = memoryview(data)
-    parts: list[list[bytes | memoryview]] = [[view[a:b]] for a, b in zip(cuts[1:-1], cuts[2:], strict=True)]
-    return _Split(data[start:cuts[1]], False, False, parts, None)
-
-
-def _read_parallel(split: _Split, path: str, cfg: Config, jobs: list[_Worker | None],
-                   progress: Callable[[int], None] | None) -> tuple[pl.DataFrame, str | None]:
-    """Read a split file: this process's part here, each other part in a worker process.
-
-    Each part is decoded and its columns extracted exactly as a whole file would be; the
-    parts' frames are concatenated in file order, so classification and repeat marking (in
-    :func:`read_rows`) see the same frame as with one process. A worker that could not be
-    started or dies is replaced by reading its part here (with a warning); a
-    :class:`WorkbenchError` raised in a worker is raised here. The caller closes ``jobs``.
-    Returns (frame, sha256 of ``split.on_disk`` or None).
-    """
-    hasher = _Hasher(split.on_disk) if split.on_disk is not None else None
-    split.on_disk = None
-    frames: list[pl.DataFrame] = []
-    try:
-        # fewer parts than jobs (long lines at the end): the spare jobs are only closed
-        for job, pieces in zip(jobs, split.parts, strict=False):
-            if job is not None:
-                job.send((cfg, path, sum(len(p) for p in pieces)), pieces)
-        spec = _Spec(cfg)
-        holder = [split.mine]
-        split.mine = b""
-        frames.append(_lines_frame(holder, path, cfg, spec, 1, progress,
-                                   bom=split.bom, partial_last=split.partial)[0])
-        for job, pieces in zip(jobs, split.parts, strict=False):
-            first = sum(f.height for f in frames) + 1  # a worker numbers its lines from 1
-            res = job.result() if job is not None else "could not start a worker process"
-            if isinstance(res, str):
-                warnings.warn(f"{path}: ingest worker failed ({res}); reading that part in this "
-                              "process instead", RuntimeWarning, stacklevel=4)
-                frame, _ = _lines_frame([b"".join(pieces)], path, cfg, spec, first, progress)
-            else:
-                frame, count = res
-                frame = frame.with_columns(pl.col("line") + (first - 1))
-                if progress is not None:
-                    progress(count)
-            frames.append(frame)
-    finally:
-        _close(jobs)
-        digest = hasher.result() if hasher is not None else None
-    # one chunk per column: the classification and repeat marking that follow run faster
-    frame = pl.concat(frames, how="diagonal_relaxed", rechunk=True)
-    return frame, digest
-
-
-class _Hasher:
-    """sha256 of some buffers, in a thread (hashlib releases the GIL) when they are large, so
-    that it overlaps decoding instead of adding to it."""
-
-    def __init__(self, bufs: list[bytes]):
-        self._digest: list[str] = []
-        self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
-
-        def run() -> None:
-            try:
-                h = hashlib.sha256()
-                for buf in bufs:
-                    h.update(buf)
-                self._digest.append(h.hexdigest())
-            except BaseException as exc:  # noqa: BLE001 - raised by result()
-                self._error = exc
-
-        if sum(map(len, bufs)) < 1 << 22:
-            run()
-        else:
-            self._thread = threading.Thread(target=run, daemon=True)
-            self._thread.start()
-
-    def result(self) -> str:
-        if self._thread is not None:
-            self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._digest[0]
-
-
-def _close(jobs: list[_Worker | None]) -> None:
-    for job in jobs:
-        if job is not None:
-            job.close()
-
-
-_WORKER_CODE = """\
-import pickle, sys, types
-
-
-class NoPandas:  # pyarrow imports pandas on its first pa.array (0.2 s); a worker never needs it
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        if name == "pandas":
-            raise ModuleNotFoundError("not needed in an ingest worker", name=name)
-
-
-sys.meta_path.insert(0, NoPandas)
-sys.path[:] = pickle.load(sys.stdin.buffer)
-pkg = types.ModuleType("workbench")
-pkg.__path__ = [sys.argv[1]]
-sys.modules["workbench"] = pkg  # only ingest and its two imports, not the whole package
-from workbench.ingest import _worker_main
-_worker_main()
-"""
-
-
-class _Worker:
-    """One worker process (a fresh interpreter, so no fork of a threaded parent and no
-    re-import of the caller's ``__main__``) reading one part of a file; see
-    :func:`_worker_main` for the protocol."""
-
-    def __init__(self, proc: subprocess.Popen[bytes]):
-        self.proc = proc
-        self.feeder: threading.Thread | None = None
-        self.done = False  # the worker has answered and is exiting on its own
-        self.closed = False
-
-    @classmethod
-    def start(cls) -> _Worker | None:
-        if not sys.executable:
-            return None
-        try:
-            proc = subprocess.Popen(
-                [sys.executable, "-c", _WORKER_CODE, os.path.dirname(os.path.abspath(__file__))],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        except OSError:
-            return None
-        job = cls(proc)
-        try:  # a few hundred bytes: fits the pipe buffer, so the worker starts importing now
-            pickle.dump(list(sys.path), proc.stdin, protocol=5)  # type: ignore[arg-type]
-            proc.stdin.flush()  # type: ignore[union-attr]
-        except (OSError, ValueError):
-            pass
-        return job
-
-    def send(self, header: tuple[Any, ...], pieces: list[bytes | memoryview]) -> None:
-        """Write the job from a thread (the pipe blocks until the worker reads it)."""
-        stdin = self.proc.stdin
-        assert stdin is not None
-
-        def feed() -> None:
-            try:
-                pickle.dump(header, stdin, protocol=5)
-                for piece in pieces:
-                    stdin.write(piece)
-                stdin.close()
-            except (OSError, ValueError):  # the worker died or was stopped; result() says so
-                pass
-
-        self.feeder = threading.Thread(target=feed, daemon=True)
-        self.feeder.start()
-
-    def result(self) -> tuple[pl.DataFrame, int] | str:
-        """(frame, lines decoded), or a text saying why there is none; raises a worker's
-        :class:`WorkbenchError`."""
-        stdout = self.proc.stdout
-        assert stdout is not None
-        try:
-            msg = pickle.load(stdout)
-            payload = stdout.read(msg[2]) if msg[0] == "ok" else b""
-            if msg[0] == "ok" and len(payload) != msg[2]:
-                raise EOFError
-        except Exception as exc:  # noqa: BLE001 - EOF or garbage: the worker died
-            self.done = True
-            self.proc.wait()
-            return f"no result, exit code {self.proc.returncode} ({type(exc).__name__})"
-        self.done = True
-        if msg[0] == "ok":
-            return pl.read_ipc(io.BytesIO(payload)), msg[1]
-        if msg[0] == "input_error":
-            raise InputError(*msg[1])
-        if msg[0] == "workbench_error":
-            raise WorkbenchError(msg[1])
-        return str(msg[1])
-
-    def close(self) -> None:
-        """Stop the worker if it is still running and reap it (no zombie, no stray thread)."""
-        proc = self.proc
-        if self.closed:
-            return
-        self.closed = True
-        try:
-            proc.wait(timeout=5 if self.done else 0)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        if self.feeder is not None:
-            self.feeder.join()
-        proc.wait()
-        for fh in (proc.stdin, proc.stdout):
-            if fh is not None:
-                try:
-                    fh.close()
-                except OSError:
-                    pass
-
-
-def _worker_main() -> None:
-    """Worker process: read (cfg, path, n bytes) and the part's bytes from stdin, write
-    ``("ok", lines decoded, n bytes)`` and that many bytes of Arrow IPC (the part's frame,
-    lines numbered from 1) to stdout, or ``("input_error", (path, reason, line, field))``,
-    ``("workbench_error", text)``, ``("error", text)``; then exit at once (no teardown of
-    the decoded rows)."""
-    stdin, out = sys.stdin.buffer, sys.stdout.buffer
-    try:
-        try:
-            _warm_up()  # while the parent is still reading the file
-        except Exception:  # noqa: BLE001, S110 - only a head start; the real part decides
-            pass
-        cfg, path, size = pickle.load(stdin)
-        data = stdin.read(size)
-        if len(data) != size:
-            raise EOFError(f"got {len(data)} of {size} bytes")
-        with _gc_paused():
-            frame, count = _lines_frame([data], path, cfg, _Spec(cfg), 1, None)
-            del data
-            buf = io.BytesIO()
-            frame.write_ipc(buf, compression="lz4")
-        payload = buf.getbuffer()
-        msg: tuple[Any, ...] = ("ok", count, payload.nbytes)
-    except InputError as exc:
-        msg = ("input_error", (exc.path, exc.reason, exc.line, exc.field))
-    except WorkbenchError as exc:
-        msg = ("workbench_error", str(exc))
-    except BaseException as exc:  # noqa: BLE001 - reported; the parent reads the part itself
-        msg = ("error", f"{type(exc).__name__}: {exc}")
-    try:
-        pickle.dump(msg, out, protocol=5)
-        if msg[0] == "ok":
-            out.write(payload)
-        out.flush()
-    finally:
-        os._exit(0)
-
-
-def _warm_up() -> None:
-    """Run each stage once on a few lines: a fresh interpreter's first polars and pyarrow
-    calls cost about 0.2 s of one-time set-up, which would otherwise delay the real part."""
-    from .config import load_config
-
-    cfg = load_config()
-    lines = (b'{"scenario": "s", "variant": "v", "trial": 1, "judge": "j", "overall": 5, '
-             b'"correctness": "5", "fabrication_flags": ["f"], "verdict": "v"}\n{\n \n')
-    frame, _ = _lines_frame([lines], "warm-up", cfg, _Spec(cfg), 1, None)
-    frame.write_ipc(io.BytesIO(), compression="lz4")
-
-
 def _frame_schema_cast(cols: dict[str, Any], cfg: Config) -> dict[str, pl.Series]:
     out: dict[str, pl.Series] = {}
     for name, values in cols.items():
@@ -1527,7 +984,6 @@ def _frame_schema_cast(cols: dict[str, Any], cfg: Config) -> dict[str, pl.Series
 
 def read_rows(paths: Iterable[str], cfg: Config,
               progress: Callable[[int], None] | None = None,
-              workers: int | None = None,
               notes: dict[str, Any] | None = None) -> tuple[pl.DataFrame, list[SourceFile]]:
     """Read every line of every input into a row table with its ledger bucket.
 
@@ -1539,19 +995,16 @@ def read_rows(paths: Iterable[str], cfg: Config,
     ``flags_present``, ``verdict``. Raises :class:`InputError` for a missing or empty file, or
     one with no valid row at all.
 
-    ``workers``: processes reading each large JSONL file (see :func:`worker_count`; 1 = this
-    process only). The result does not depend on it. ``progress`` is called with the number
-    of lines read (blank ones included; JSON arrays: elements; exploding presets:
-    judgments), per chunk in this process, per part from a worker and per file for arrays and
-    native formats: the sum is the ledger's ``lines``.
+    ``progress`` is called with the number of lines read (blank ones included; JSON arrays:
+    elements; exploding presets: judgments), per block of a JSONL file and per file for arrays
+    and native formats: the sum is the ledger's ``lines``.
     """
     files = expand_inputs(list(paths))
-    workers = worker_count(workers)
     parts: list[tuple[pl.DataFrame, SourceFile] | InputError] = []
     with _gc_paused():
         for i, path in enumerate(files):
             try:  # read every file: all unusable ones in one message
-                parts.append(read_classified(path, cfg, i, progress, workers))
+                parts.append(read_classified(path, cfg, i, progress))
             except InputError as exc:
                 parts.append(exc)
     return merge_parts(parts, cfg, notes)
@@ -1562,12 +1015,11 @@ def read_rows(paths: Iterable[str], cfg: Config,
 
 
 def read_classified(path: str, cfg: Config, file_index: int = 0,
-                    progress: Callable[[int], None] | None = None,
-                    workers: int | None = None) -> tuple[pl.DataFrame, SourceFile]:
+                    progress: Callable[[int], None] | None = None) -> tuple[pl.DataFrame, SourceFile]:
     """One file read and every row classified: all that depends on a row alone (status,
     value, bucket before duplicates). No state crosses files, so files can be read on any
     executor; :func:`merge_parts` then joins them in file order."""
-    frame, src = read_file(path, cfg, file_index, progress, workers)
+    frame, src = read_file(path, cfg, file_index, progress)
     return classify_frame(frame, cfg), src
 
 
@@ -1583,6 +1035,20 @@ def classify_frame(frame: pl.DataFrame, cfg: Config) -> pl.DataFrame:
 
 
 RepeatMarker = Callable[[pl.DataFrame, Config], pl.DataFrame]
+
+
+def rows_from_frames(frames: list[pl.DataFrame], sources: list[SourceFile], problems: list[InputError],
+                     n_files: int, cfg: Config,
+                     notes: dict[str, Any] | None = None) -> tuple[pl.DataFrame, list[SourceFile]]:
+    """The row table from per-file frames of :func:`read_file` (or of another reader of the
+    same frames, such as the tests' per-line reference): each classified, then merged by
+    :func:`merge_parts`. ``problems``: files that could not be read (``n_files`` in all)."""
+    parts: list[tuple[pl.DataFrame, SourceFile] | InputError] = [
+        (classify_frame(f, cfg), src) for f, src in zip(frames, sources, strict=True)]
+    parts += problems
+    if len(parts) != n_files:
+        raise ValueError(f"{len(parts)} frames and problems for {n_files} files")
+    return merge_parts(parts, cfg, notes)
 
 
 def merge_parts(parts: Sequence[tuple[pl.DataFrame, SourceFile] | InputError], cfg: Config,

@@ -1,0 +1,877 @@
+"""The columnar JSONL reader: lines decoded and their fields extracted by DuckDB's JSON functions.
+
+A file is streamed in blocks of :data:`BLOCK_BYTES` (decompressed); each block of whole lines
+becomes one zero-copy Arrow ``large_string`` array (the line offsets found with numpy over the
+block's bytes) that DuckDB scans with its own threads: ``json_valid`` and the first byte (``{``)
+classify the line, and one ``json_extract`` of every configured path (one parse) gives each
+value's JSON text, from which numpy reads its type (as ``json_type`` names it), string
+(unescaped) and number (:func:`_decode_texts`); the per-line
+columns of :func:`workbench.ingest._extract` (``NAME__kind/__num/__str``, key strings, flags,
+verdict, ``pass_value``, extras, ``__problem``) are built from typed DuckDB columns, so
+classification and repeat marking in :mod:`workbench.ingest` are unchanged. Peak memory is the
+row table plus about one block.
+
+DuckDB's JSON reader is more lenient than Python's in places, and Python's reading is the
+ledger's definition. Every line where the two could differ goes, alone, to the per-line Python
+decoder (:func:`workbench.ingest._slow_decode` and the duplicate-key check), and only those:
+
+* not valid UTF-8 (checked here with Python's decoder, byte exact), or longer than
+  ``MAX_LINE_BYTES``: handed to DuckDB as null;
+* anything ``json_valid`` rejects, or whose first byte is not ``{`` (the top level is not an
+  object, or whitespace comes first; Python names the reason);
+* a bare ``nan``/``inf``/``infinity`` in any letter case after ``:``, ``,`` or ``[`` (DuckDB
+  reads them; Python reads only ``NaN``/``Infinity``/``-Infinity``, as ``invalid_number``) and
+  a comma before ``]`` or ``}`` (DuckDB allows trailing commas, Python does not); found with
+  numpy and ``bytes.find`` over the block (:func:`scan`), as are the next three;
+* a ``\\uD800``-``\\uDFFF`` escape (a lone surrogate is malformed in Python's reading) and
+  ``\\u0000`` (a NUL inside a string);
+* 256 or more opening brackets in the line (Python's decoder stops at its recursion limit:
+  "nested too deeply"; DuckDB has no such limit);
+* a configured key's quoted text occurring twice in the line (:func:`repeated_keys`: a
+  ``bytes.count`` over the block first, per line only when it exceeds the lines holding the key): a
+  duplicated key, where DuckDB keeps the first value and Python the last, and the workbench
+  rejects the line; Python applies the rule. On a line with a backslash (a key may be spelled
+  with escapes), a repeated key in any object on a configured path (``json_keys``);
+* a value that Python shows as JSON text (a rubric value that is an array or object, a
+  non-string flag, a verdict or extra field that is not a string), a rubric number at or past
+  2**63 (an integer beyond 64 bits stays exact in Python), or a key that is a float (or an
+  integer beyond 64 bits, which DuckDB reads as a float).
+
+A configured field name with a quote, backslash or control character (not spelled in a JSON
+path here) sends the whole file to the Python path, as do blocks of fewer than
+:data:`ENGINE_MIN_LINES` lines. The rows are the same either way; tests/test_engine_identity.py
+checks the engine against a plain per-line reader on every hazard file, the example, the real
+logs, generated files and hypothesis-made lines.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import hashlib
+import json
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from .config import KEY_FIELDS, Config, FieldPath
+from .errors import InputError
+from .files import path_match, path_regex_groups
+
+BLOCK_BYTES = 32 * 1024 * 1024
+"""Decompressed bytes read at a time; a block's lines are decoded together."""
+
+ENGINE_MIN_LINES = 2000
+"""A block with fewer lines is read line by line in Python (the engine's fallback for every
+line): DuckDB's fixed cost per query (about 0.1 s) is more than those lines take. The rows
+are the same either way (tests/test_engine_identity.py sets it to 0)."""
+
+_PY_WS = np.zeros(256, dtype=bool)  # what bytes.strip() strips: a line of only these is blank
+_PY_WS[[0x20, 0x09, 0x0A, 0x0D, 0x0B, 0x0C]] = True
+_DEEP = 256
+_SAFE_NAME = re.compile(r'^[^"\\\x00-\x1f]*$')
+# JSON types as DuckDB's json_type names them, as small codes (absent: no value at the path)
+_ABSENT_T, _NULL_T, _STR_T, _BOOL_T, _INT_T, _UINT_T, _DOUBLE_T, _ARRAY_T, _OBJECT_T = range(9)
+_NUM_TYPES = (_INT_T, _UINT_T, _DOUBLE_T)
+_INT_TYPES = (_INT_T, _UINT_T)
+_BIG = 2.0 ** 63
+
+
+def composite_key(parts: Sequence[str]) -> str:
+    """One key value from the parts of a composite key, unambiguously.
+
+    Parts are joined with ``:`` when none contains ``:`` or ``[`` (``81:1``, readable and
+    unambiguous: splitting on ``:`` gives the parts back); otherwise the key is the parts as
+    a JSON array (``["x:1","2"]``), which always starts with ``[`` and so cannot equal a
+    plain join. ``("x:1", "2")`` and ``("x", "1:2")`` are therefore different keys.
+    """
+    if not any(":" in x or "[" in x for x in parts):
+        return ":".join(parts)
+    return json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
+
+
+class Unsupported(Exception):
+    """The configuration names a path the engine does not spell (read per line instead)."""
+
+
+def _jsonpath(p: FieldPath) -> str:
+    out = "$"
+    for tok in p:
+        if isinstance(tok, int):
+            out += f"[{tok}]" if tok >= 0 else f"[#{tok}]"
+        else:
+            if not _SAFE_NAME.match(tok):
+                raise Unsupported(tok)
+            out += f'."{tok}"'
+    return out
+
+
+def _sql_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+class Plan:
+    """The SQL for one configuration: which paths are read, and how."""
+
+    def __init__(self, cfg: Config, key_tokens: list[tuple[bytes, list[FieldPath]]]):
+        paths: list[FieldPath] = []
+        for k in KEY_FIELDS:
+            if k in cfg.constants:
+                continue
+            paths.extend(cfg.keys[k] or ())
+        paths.extend(p for _, p in cfg.scores)
+        paths.extend(p for p in (cfg.flags, cfg.verdict, cfg.pass_field) if p is not None)
+        paths.extend(cfg.extra_fields.values())
+        self.paths: list[FieldPath] = []
+        for p in paths:
+            if tuple(p) not in self.paths:
+                self.paths.append(tuple(p))
+        self.index = {p: j for j, p in enumerate(self.paths)}
+        self.tokens = [t for t, _ in key_tokens]
+        # each key token with the type columns of the paths ending in it (presence counts)
+        extra: list[FieldPath] = []
+        self.token_paths: list[tuple[bytes, list[str]]] = []
+        for tok, prefixes in key_tokens:
+            names = []
+            for pre in prefixes:
+                pre = tuple(pre)
+                if pre in self.index:
+                    names.append(f"t{self.index[pre]}")
+                else:
+                    if pre not in extra:
+                        extra.append(pre)
+                    names.append(f"q{extra.index(pre)}")
+            self.token_paths.append((tok, names))
+        jp = [_jsonpath(p) for p in self.paths]
+        jq = [_jsonpath(p) for p in extra]
+        # objects on a configured path: where a key could be repeated under an escaped spelling
+        objects: list[str] = []
+        for p in self.paths:
+            for i, tok in enumerate(p):
+                if isinstance(tok, str):
+                    o = _jsonpath(p[:i])
+                    if o not in objects:
+                        objects.append(o)
+        dup_escaped = " AND ".join(
+            f"coalesce(len(json_keys(line, {_sql_str(o)})) = len(list_distinct(json_keys(line, {_sql_str(o)}))), true)"
+            for o in objects) or "true"
+        texts = "[" + ", ".join(_sql_str(x) for x in [*jp, *jq]) + "]"
+        flags = ""
+        if cfg.flags is not None:
+            j = self.index[tuple(cfg.flags)]
+            s = f"J[{j + 1}]"
+            arr = f"starts_with({s}, '[')"
+            flags = (f", CASE WHEN {arr} THEN list_has_all(['VARCHAR'], json_type({s}, '$[*]')) END AS la"
+                     f", CASE WHEN {arr} THEN json_extract_string({s}, '$[*]') END AS l")
+        # one parse for the JSON text of every path (as DuckDB writes it; its type, string and
+        # number are read from that text in _per_path); lines DuckDB cannot read, or whose
+        # first byte is not "{" (the root is not an object, or whitespace comes before it),
+        # are not returned
+        self.n = len(jp)
+        self.extra = len(jq)
+        self.sql = (
+            f"SELECT i, nodup, J{flags} FROM ("
+            f" SELECT i, json_extract(line, {texts}) AS J,"
+            f"  CASE WHEN contains(line, chr(92)) THEN {dup_escaped} ELSE true END AS nodup FROM lines"
+            f"  WHERE line IS NOT NULL AND starts_with(line, '{{') AND json_valid(line))")
+
+
+
+
+def repeated_tokens(lines: Lines, tokens: list[bytes]) -> np.ndarray:
+    """Lines where a configured key's quoted text occurs more than once (as ``bytes.count``
+    in :func:`workbench.ingest._python_line` would say; overlapping occurrences count too),
+    found with numpy over the block: the 8 bytes at each quote compared with each token's."""
+    arr = np.frombuffer(lines.buf, dtype=np.uint8)
+    size = len(arr)
+    out = np.zeros(len(lines), dtype=bool)
+    if size < 8 or not tokens:
+        for i in range(len(lines)):
+            out[i] = any(lines.line(i).count(t) > 1 for t in tokens)
+        return out
+    quotes = np.flatnonzero(arr == ord('"'))
+    tail = quotes[quotes > size - 8]
+    quotes = quotes[quotes <= size - 8]
+    # the 8 bytes starting at every byte offset, as one little-endian integer (a strided view)
+    windows = np.ndarray(shape=(size - 7,), dtype="<u8", buffer=lines.buf, offset=0, strides=(1,))
+    heads = windows[quotes]
+    for tok in tokens:
+        head = tok[:8]
+        mask = np.uint64((1 << (8 * len(head))) - 1)
+        value = np.uint64(int.from_bytes(head, "little"))
+        cand = quotes[(heads & mask) == value]
+        cand = cand[cand + len(tok) <= size]
+        for i, ch in enumerate(tok[8:], 8):
+            cand = cand[arr[cand + i] == ch]
+        extra = [int(p) for p in tail.tolist() if lines.buf[p:p + len(tok)] == tok]
+        if extra:
+            cand = np.concatenate([cand, np.asarray(extra, dtype=np.int64)])
+        if len(cand) > 1:
+            out |= np.bincount(_line_of(lines, cand), minlength=len(lines)) > 1
+    return out
+
+
+def repeated_keys(lines: Lines, plan: Plan, res: pl.DataFrame) -> np.ndarray:
+    """:func:`repeated_tokens` for the lines DuckDB read (``res``, with the type columns),
+    with a shortcut per token: a key's quoted text is in every line that holds it unescaped,
+    so when ``bytes.count`` over the block, less its count in the other lines (those not in
+    ``res`` or with a backslash, counted line by line), equals the number of those lines where
+    the key's path is present, no line has it twice. Only the tokens where the counts differ
+    (or that end more than one path) are looked for line by line, with numpy."""
+    n = len(lines)
+    out = np.zeros(n, dtype=bool)
+    ids = res["i"].to_numpy()
+    exact = np.zeros(n, dtype=bool)
+    exact[ids] = True
+    arr = np.frombuffer(lines.buf, dtype=np.uint8)
+    slash = np.flatnonzero(arr == 0x5C)
+    if len(slash):
+        exact[np.unique(_line_of(lines, slash))] = False
+    other = np.flatnonzero(~exact)
+    if len(other) > max(64, n // 50):
+        return repeated_tokens(lines, plan.tokens)
+    in_res = np.zeros(n, dtype=bool)
+    in_res[ids] = True
+    other_lines = [lines.line(i) for i in other.tolist()]
+    exact_rows = exact[ids]
+    slow: list[bytes] = []
+    for tok, names in plan.token_paths:
+        if len(names) != 1:
+            slow.append(tok)
+            continue
+        elsewhere = 0
+        for i, text in zip(other.tolist(), other_lines, strict=True):
+            c = text.count(tok)
+            elsewhere += c
+            if c > 1 and in_res[i]:
+                out[i] = True
+        present = int(((res[names[0]].to_numpy() != _ABSENT_T) & exact_rows).sum())
+        if lines.buf.count(tok) - elsewhere != present:
+            slow.append(tok)
+    if slow:
+        out |= repeated_tokens(lines, slow)
+    return out
+
+
+def _line_of(lines: Lines, pos: np.ndarray) -> np.ndarray:
+    return np.searchsorted(lines.starts, pos, side="right") - 1
+
+
+def _find_all(buf: bytes, lit: bytes) -> list[int]:
+    out = []
+    pos = buf.find(lit)
+    while pos >= 0:
+        out.append(pos)
+        pos = buf.find(lit, pos + 1)
+    return out
+
+
+def _prev_nonspace(arr: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """The byte before each position with JSON whitespace skipped (0 at the start of the
+    block; 255 after a long run of whitespace, which the callers treat as suspect)."""
+    q = pos - 1
+    for _ in range(16):
+        c = arr[np.maximum(q, 0)]
+        ws = (q >= 0) & ((c == 0x20) | (c == 0x09) | (c == 0x0A) | (c == 0x0D))
+        if not ws.any():
+            return np.where(q >= 0, c, 0).astype(np.uint8)
+        q = q - ws
+    return np.where(ws, 255, np.where(q >= 0, arr[np.maximum(q, 0)], 0)).astype(np.uint8)
+
+
+def scan(lines: Lines) -> np.ndarray:
+    """Lines that DuckDB could read otherwise than Python (see the module doc), found over the
+    block's bytes at once (numpy, and ``bytes.find`` for rare literals); a line flagged here
+    is read by Python."""
+    buf = lines.buf
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    size = len(arr)
+    out = np.zeros(len(lines), dtype=bool)
+    if not size or not len(lines):
+        return out
+    # a trailing comma: , before ] or }
+    close = np.flatnonzero((arr | 0x20) == ord("}"))  # } and ]
+    if len(close):
+        prev = _prev_nonspace(arr, close)
+        out[_line_of(lines, close[(prev == ord(",")) | (prev == 255)])] = True
+    # a bare nan/inf in any letter case after : , or [ (DuckDB reads it as a number)
+    low = buf.lower() if not buf.islower() else buf
+    words = _find_all(low, b"nan") + _find_all(low, b"inf")
+    del low
+    if words:
+        w = np.asarray(words, dtype=np.int64)
+        before = np.where(w > 0, arr[np.maximum(w - 1, 0)], 0)
+        w = np.where(before == ord("-"), w - 1, w)
+        prev = _prev_nonspace(arr, w)
+        hit = (prev == ord(":")) | (prev == ord(",")) | (prev == ord("[")) | (prev == 255)
+        out[_line_of(lines, w[hit])] = True
+    # \uD800-\uDFFF (a lone surrogate is malformed for Python) and \u0000
+    b = np.flatnonzero(arr == 0x5C)
+    b = b[b + 5 < size]
+    if len(b):
+        u = arr[b + 1] == ord("u")
+        c2, c3 = arr[b + 2] | 0x20, arr[b + 3] | 0x20
+        sur = u & (c2 == ord("d")) & (((c3 >= ord("8")) & (c3 <= ord("9"))) | ((c3 >= ord("a")) & (c3 <= ord("f"))))
+        nul = u & (arr[b + 2] == 0x30) & (arr[b + 3] == 0x30) & (arr[b + 4] == 0x30) & (arr[b + 5] == 0x30)
+        out[_line_of(lines, b[sur | nul])] = True
+    # deeply nested: Python stops at its recursion limit
+    if ((lines.ends - lines.starts) >= _DEEP).any():
+        opening = np.flatnonzero((arr | 0x20) == ord("{"))  # { and [
+        if len(opening) >= _DEEP:
+            out |= np.bincount(_line_of(lines, opening), minlength=len(lines)) >= _DEEP
+    return out
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class _HashingReader:
+    """A file object that hashes what is read through it (the compressed bytes of a .gz)."""
+
+    def __init__(self, fh: Any):
+        self.fh = fh
+        self.h = hashlib.sha256()
+
+    def read(self, n: int = -1) -> bytes:
+        b = self.fh.read(n)
+        self.h.update(b)
+        return b
+
+    def readable(self) -> bool:
+        return True
+
+    def drain(self) -> None:
+        while self.read(1 << 20):
+            pass
+
+
+def blocks(path: str, limit: int, too_big: Callable[[str, int | str, int], InputError],
+           digest: list[str]) -> Iterator[bytes]:
+    """The decompressed bytes of ``path`` in blocks; ``digest`` gets the sha256 of the bytes
+    on disk once the file is read. Same limits and messages as reading the file at once."""
+    gz = path.endswith(".gz")
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
+    with fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            if size > limit and not gz:
+                raise too_big(path, size, limit)
+            if not gz:
+                h = hashlib.sha256()
+                while True:
+                    b = fh.read(BLOCK_BYTES)
+                    if not b:
+                        break
+                    h.update(b)
+                    yield b
+                digest.append(h.hexdigest())
+                return
+            head = fh.read(2)
+            if size >= 18 and head == b"\x1f\x8b":
+                fh.seek(size - 4)
+                isize = int.from_bytes(fh.read(4), "little")  # size mod 2**32 of the last member
+                if isize > limit:
+                    raise too_big(path, f"about {isize}", limit)
+            fh.seek(0)
+        except OSError as exc:
+            raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
+        raw = _HashingReader(fh)
+        total = 0
+        try:
+            with gzip.GzipFile(fileobj=raw) as gzf:  # type: ignore[arg-type]
+                while True:
+                    try:
+                        b = gzf.read(min(BLOCK_BYTES, limit + 1 - total))
+                    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+                        raise InputError(path, f"not a readable gzip file: {exc}") from exc
+                    if not b:
+                        break
+                    total += len(b)
+                    if total > limit:
+                        raise too_big(path, f"more than {limit}", limit)
+                    yield b
+                    if total == limit:  # one byte more says whether it is over
+                        try:
+                            more = gzf.read(1)
+                        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+                            raise InputError(path, f"not a readable gzip file: {exc}") from exc
+                        if more:
+                            raise too_big(path, f"more than {limit}", limit)
+                        break
+            raw.drain()
+        except OSError as exc:
+            raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
+        digest.append(raw.h.hexdigest())
+
+
+def _bad_utf8(buf: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Indices of the lines that are not valid UTF-8 (as ``bytes.decode`` says)."""
+    if buf.isascii():
+        return np.zeros(0, dtype=np.int64)
+    try:
+        codecs.utf_8_decode(buf, "strict", True)
+        return np.zeros(0, dtype=np.int64)
+    except UnicodeDecodeError:
+        pass
+    bad = []
+    mv = memoryview(buf)
+    for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        seg = mv[a:b]
+        if seg.nbytes and not bytes(seg).isascii():
+            try:
+                codecs.utf_8_decode(seg, "strict", True)
+            except UnicodeDecodeError:
+                bad.append(i)
+    return np.asarray(bad, dtype=np.int64)
+
+
+class Lines:
+    """The complete lines of one block: offsets into ``buf`` (``ends`` without ``\\r\\n``)."""
+
+    def __init__(self, buf: bytes, start: int):
+        arr = np.frombuffer(buf, dtype=np.uint8)
+        nl = np.flatnonzero(arr == 10)
+        starts = np.concatenate([np.asarray([start], dtype=np.int64), nl.astype(np.int64) + 1])
+        ends = np.concatenate([nl.astype(np.int64), np.asarray([len(buf)], dtype=np.int64)])
+        if starts[-1] >= len(buf):  # nothing after the last newline
+            starts, ends = starts[:-1], ends[:-1]
+        if len(ends):
+            has = ends > starts
+            cr = np.zeros(len(ends), dtype=bool)
+            cr[has] = arr[ends[has] - 1] == 13
+            ends = ends - cr
+        self.buf = buf
+        self.starts = starts
+        self.ends = ends
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def line(self, i: int) -> bytes:
+        return self.buf[int(self.starts[i]):int(self.ends[i])]
+
+
+def _arrow_lines(lines: Lines, null: np.ndarray) -> pa.Table:
+    """The block's lines as a large_string column without copying the bytes: line i spans
+    ``starts[i]`` to ``starts[i + 1]`` (its ``\\r\\n`` included: JSON whitespace)."""
+    n = len(lines)
+    offsets = np.empty(n + 1, dtype=np.int64)
+    offsets[:n] = lines.starts
+    offsets[n] = len(lines.buf)
+    nulls = int(null.sum())
+    validity = pa.py_buffer(np.packbits(~null, bitorder="little")) if nulls else None
+    arr = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(lines.buf), validity, nulls)
+    return pa.table({"i": pa.array(np.arange(n, dtype=np.int64)), "line": arr})
+
+
+# --------------------------------------------------------------------------- columns
+
+
+def _path_text(p: FieldPath) -> str:
+    return "".join(f"[{t}]" if isinstance(t, int) else (f".{t}" if i else t) for i, t in enumerate(p))
+
+
+_KEY_TYPE_PROBLEM = {
+    _BOOL_T: "is a bool, not a string or integer",
+    _ARRAY_T: "is a list, not a string or integer",
+    _OBJECT_T: "is a dict, not a string or integer",
+    _NULL_T: "is null",
+}
+
+
+def path_groups(cfg: Config, path: str) -> tuple[dict[str, str], list[str]]:
+    """(groups read from the path, groups that are null columns); raises as ``_extract`` does."""
+    if not cfg.path_fields:
+        return {}, []
+    groups = path_match(cfg.path_fields, Path(path).resolve().as_posix())
+    if groups is None:
+        names = path_regex_groups(cfg.path_fields)
+        if set(names) & set(KEY_FIELDS):
+            raise InputError(path, f"file path does not match path_fields regex {cfg.path_fields!r}"
+                             f" (it gives {', '.join(sorted(set(names) & set(KEY_FIELDS)))})")
+        return {}, list(names)
+    return {k: v for k, v in groups.items() if v is not None}, []
+
+
+def _composite(parts: list[pl.Series]) -> pl.Series:
+    df = pl.DataFrame({f"p{i}": s for i, s in enumerate(parts)})
+    joined = df.select(pl.concat_str([pl.col(c) for c in df.columns], separator=":").alias("k"))["k"]
+    special = df.select(pl.any_horizontal([pl.col(c).str.contains(r"[:\[]") for c in df.columns])
+                        .fill_null(False).alias("m"))["m"]
+    if not special.any():
+        return joined
+    idx = special.arg_true().to_list()
+    rows = df[idx].rows()
+    fixed = [composite_key(list(r)) for r in rows]
+    out = joined.to_list()
+    for i, v in zip(idx, fixed, strict=True):
+        out[i] = v
+    return pl.Series("k", out, dtype=pl.String)
+
+
+def fast_columns(res: pl.DataFrame, plan: Plan, cfg: Config, groups: dict[str, str],
+                 null_groups: list[str]) -> dict[str, pl.Series]:
+    """The columns :func:`workbench.ingest._extract` gives, for the lines DuckDB read (``res``)."""
+    n = res.height
+    cols: dict[str, pl.Series] = {}
+    problem_exprs: list[pl.Expr] = []
+    for g in null_groups:
+        cols[f"path_{g}"] = pl.repeat(None, n, dtype=pl.String, eager=True)
+    for k in KEY_FIELDS:
+        if k in cfg.constants:
+            cols[k] = pl.repeat(cfg.constants[k], n, dtype=pl.String, eager=True)
+            continue
+        if k in groups:
+            cols[k] = pl.repeat(groups[k], n, dtype=pl.String, eager=True)
+            continue
+        spec_paths = cfg.keys[k]
+        if spec_paths is None:
+            cols[k] = pl.repeat("1" if k == "trial" else "", n, dtype=pl.String, eager=True)
+            continue
+        parts = []
+        number = pl.lit(False)
+        for p in spec_paths:
+            j = plan.index[tuple(p)]
+            t, s, iv = pl.col(f"t{j}"), pl.col(f"s{j}"), pl.col(f"i{j}")
+            uniq = res[f"s{j}"].drop_nulls().unique().to_list()
+            empty = [u for u in uniq if not u.strip()]  # Python's strip: any Unicode space
+            label = _path_text(p)
+            label = "" if label == k else f" ({label})"
+            prob = (pl.when(t == _ABSENT_T).then(pl.lit("is missing"))
+                    .when(t == _STR_T).then(pl.when(s.is_in(empty)).then(pl.lit("is an empty string")))
+                    .when(t.is_in(_INT_TYPES)).then(pl.lit(None, dtype=pl.String))
+                    .otherwise(t.replace_strict(_KEY_TYPE_PROBLEM, default=None, return_dtype=pl.String)))
+            problem_exprs.append(pl.when(prob.is_not_null()).then(
+                pl.concat_str(pl.lit(f"key field '{k}'{label} "), prob)))
+            value = pl.when(prob.is_null()).then(pl.coalesce(s, iv))
+            parts.append(res.select(value.alias("v"))["v"])
+            number = number | t.is_in(_INT_TYPES)
+        cols[k] = parts[0] if len(parts) == 1 else _composite(parts)
+        cols[f"__num_{k}"] = res.select(number.alias("x"))["x"]
+    for g, v in groups.items():
+        if g not in KEY_FIELDS:
+            cols[f"path_{g}"] = pl.repeat(v, n, dtype=pl.String, eager=True)
+    exprs: dict[str, pl.Expr] = {}
+    for name, p in cfg.scores:
+        j = plan.index[tuple(p)]
+        t = pl.col(f"t{j}")
+        exprs[f"{name}__kind"] = (pl.when(t == _ABSENT_T).then(0).when(t == _NULL_T).then(1)
+                                  .when(t.is_in(_NUM_TYPES)).then(2).when(t == _STR_T).then(3)
+                                  .when(t == _BOOL_T).then(4).otherwise(5).cast(pl.Int8))
+        exprs[f"{name}__num"] = pl.col(f"n{j}")
+        exprs[f"{name}__str"] = pl.coalesce(
+            pl.col(f"s{j}"), pl.when(pl.col(f"b{j}")).then(pl.lit("true"))
+            .when(pl.col(f"b{j}").not_()).then(pl.lit("false")))
+    if cfg.flags is not None:
+        j = plan.index[tuple(cfg.flags)]
+        exprs["flags"] = pl.col(f"l{j}")
+        exprs["flags_present"] = pl.col(f"l{j}").is_not_null()
+    else:
+        exprs["flags"] = pl.lit(None, dtype=pl.List(pl.String))
+        exprs["flags_present"] = pl.lit(False)
+    exprs["verdict"] = pl.col(f"s{plan.index[tuple(cfg.verdict)]}") if cfg.verdict else pl.lit(None, dtype=pl.String)
+    if cfg.pass_field is not None:
+        exprs["pass_value"] = pl.col(f"b{plan.index[tuple(cfg.pass_field)]}")
+    for name, p in cfg.extra_fields.items():
+        exprs[f"x_{name}"] = pl.col(f"s{plan.index[tuple(p)]}")
+    exprs["__problem"] = pl.coalesce(problem_exprs) if problem_exprs else pl.lit(None, dtype=pl.String)
+    out = res.select([e.alias(c) for c, e in exprs.items()])
+    for c in out.columns:  # the order of _extract: keys, path groups, scores, flags, ..., problem
+        cols[c] = out[c]
+    return cols
+
+
+def needs_python(plan: Plan, cfg: Config) -> pl.Expr:
+    """Lines DuckDB parsed whose values Python shows as JSON text, or that it reads otherwise."""
+    conds: list[pl.Expr] = []
+    for k in KEY_FIELDS:
+        if k in cfg.constants or cfg.keys[k] is None:
+            continue
+        for p in cfg.keys[k]:
+            conds.append(pl.col(f"t{plan.index[tuple(p)]}") == _DOUBLE_T)
+    for _, p in cfg.scores:
+        j = plan.index[tuple(p)]
+        conds.append(pl.col(f"t{j}").is_in([_ARRAY_T, _OBJECT_T]))
+        conds.append((pl.col(f"t{j}") == _DOUBLE_T) & (pl.col(f"n{j}").abs() >= _BIG))
+    if cfg.flags is not None:
+        j = plan.index[tuple(cfg.flags)]
+        conds.append(pl.col(f"la{j}").not_())
+    for p in [cfg.verdict, *cfg.extra_fields.values()]:
+        if p is None:
+            continue
+        j = plan.index[tuple(p)]
+        conds.append(pl.col(f"t{j}").is_in([_INT_T, _UINT_T, _DOUBLE_T, _BOOL_T, _ARRAY_T, _OBJECT_T]))
+    if not conds:
+        return pl.lit(False)
+    return pl.any_horizontal(conds).fill_null(False)
+
+
+_DB: list[Any] = []
+_DB_LOCK = threading.Lock()
+
+
+def _connection() -> Any:
+    """The process's in-memory DuckDB database (a connection costs about 50 ms)."""
+    import duckdb
+
+    with _DB_LOCK:
+        if not _DB:
+            _DB.append(duckdb.connect(":memory:"))
+        return _DB[0]
+
+
+def read_jsonl(path: str, cfg: Config, spec: Any, progress: Callable[[int], None] | None,
+               limit: int, too_big: Callable[..., InputError], check_encoding: Callable[[bytes, str], None],
+               assemble: Callable[..., pl.DataFrame], python_line: Callable[..., tuple[Any, str | None]],
+               max_line: int) -> tuple[pl.DataFrame, int, str]:
+    """(per-line frame, lines read, sha256 of the file) for a JSONL file."""
+    try:
+        plan: Plan | None = Plan(cfg, spec.key_tokens)
+    except Unsupported:
+        plan = None
+    groups, null_groups = path_groups(cfg, path)
+    con = _connection().cursor()  # one cursor per file: files may be read in threads
+    digest: list[str] = []
+    frames: list[pl.DataFrame] = []
+    carry = b""
+    first = True
+    line_no = 1
+    total = 0
+    try:
+        src = blocks(path, limit, too_big, digest)
+        pending = next(src, None)
+        while pending is not None:
+            block = pending
+            pending = next(src, None)
+            final = pending is None
+            buf = carry + block if carry else block
+            start = 0
+            if first:
+                check_encoding(buf[:4096], path)
+                if buf.startswith(b"\xef\xbb\xbf"):
+                    start = 3
+                if final and len(buf) <= start:
+                    raise InputError(path, "file is empty")
+                first = False
+            if final:
+                cut = len(buf)
+                carry = b""
+            else:
+                cut = buf.rfind(b"\n") + 1
+                if cut <= start:
+                    carry = buf
+                    continue
+                carry = buf[cut:]
+                buf = buf[:cut] if cut < len(buf) else buf
+            frame, n = _block_frame(con, buf, start, plan, path, cfg, spec, line_no, groups, null_groups,
+                                    assemble, python_line, max_line)
+            frames.append(frame)
+            line_no += n
+            total += n
+            if progress is not None:
+                progress(n)
+        if first:
+            raise InputError(path, "file is empty")
+    finally:
+        con.close()
+    frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed", rechunk=True)
+    return frame, total, digest[0] if digest else ""
+
+
+_FIRST_TYPE = np.full(256, _DOUBLE_T, dtype=np.int8)  # a number unless it starts otherwise
+_FIRST_TYPE[ord('"')] = _STR_T
+_FIRST_TYPE[ord("{")] = _OBJECT_T
+_FIRST_TYPE[ord("[")] = _ARRAY_T
+_FIRST_TYPE[ord("n")] = _NULL_T
+_FIRST_TYPE[ord("t")] = _BOOL_T
+_FIRST_TYPE[ord("f")] = _BOOL_T
+_NUM_MARK = np.zeros(256, dtype=bool)  # a number written with these is a double
+_NUM_MARK[[ord("."), ord("e"), ord("E")]] = True
+
+
+def _texts(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(data bytes, start, end, valid) of a string array's values, without copying."""
+    values = values.cast(pa.large_string()) if values.type != pa.large_string() else values
+    validity, offsets, data = values.buffers()
+    offs = np.frombuffer(offsets, dtype=np.int64)[values.offset:values.offset + len(values) + 1]
+    arr = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+    valid = values.is_valid().to_numpy(zero_copy_only=False)
+    return arr, offs[:-1], offs[1:], valid
+
+
+def _decode_texts(values: pa.Array) -> tuple[np.ndarray, pl.Series]:
+    """For JSON texts as DuckDB's ``json_extract`` writes them (null: absent): the type code
+    of each (as DuckDB's ``json_type`` says: an integer outside the 64-bit ranges is a double)
+    and its string (a string unescaped as Python's decoder does; a number or boolean its text)."""
+    arr, starts, ends, valid = _texts(values)
+    n = len(starts)
+    codes = np.full(n, _ABSENT_T, dtype=np.int8)
+    if not n:
+        return codes, pl.Series("s", [], dtype=pl.String)
+    first = np.zeros(n, dtype=np.uint8)
+    has = valid & (ends > starts)
+    first[has] = arr[starts[has]]
+    codes[has] = _FIRST_TYPE[first[has]]
+    # a number: a double if written with . e E, or an integer past the 64-bit ranges
+    num = np.flatnonzero(codes == _DOUBLE_T)
+    if len(num):
+        lens = ends[num] - starts[num]
+        marked = np.zeros(len(num), dtype=bool)
+        for k in range(int(lens.max())):  # numbers are short: byte k of each at once
+            inside = lens > k
+            marked[inside] |= _NUM_MARK[arr[starts[num[inside]] + k]]
+        num_int = num[~marked]
+    else:
+        num_int = num
+    codes[num_int] = _INT_T
+    for i in num_int[(ends[num_int] - starts[num_int]) >= 19].tolist():
+        v = int(bytes(arr[starts[i]:ends[i]]))
+        if not -(2 ** 63) <= v < 2 ** 64:
+            codes[i] = _DOUBLE_T
+    text = pl.Series("s", values.cast(pa.large_string()) if values.type != pa.large_string() else values)
+    is_str = codes == _STR_T
+    if is_str.any():
+        at = np.flatnonzero(arr == 0x5C)  # a backslash: in which value (starts are ascending)
+        escaped = np.unique(np.searchsorted(starts, at, side="right") - 1) if len(at) else at
+        escaped = escaped[is_str[escaped]]
+        stripped = pl.DataFrame({"s": text, "q": is_str}).select(
+            pl.when(pl.col("q")).then(pl.col("s").str.slice(1, pl.col("s").str.len_chars() - 2))
+            .otherwise(pl.col("s")))["s"]
+        if len(escaped):
+            import json
+
+            fixed = [json.loads(bytes(arr[starts[i]:ends[i]])) for i in escaped.tolist()]
+            stripped = stripped.scatter(escaped, pl.Series(fixed, dtype=pl.String))
+        text = stripped
+    return codes, text
+
+
+def _per_path(tbl: pa.Table, plan: Plan, cfg: Config) -> pl.DataFrame:
+    """Per path j: its JSON type code ``t{j}``, string ``s{j}``, number ``n{j}``, integer
+    text ``i{j}``, boolean ``b{j}`` (and ``la{j}``/``l{j}`` for the flags list)."""
+    width = plan.n + plan.extra
+    m = tbl.num_rows
+    lists = tbl["J"].combine_chunks() if m else None
+    if m:
+        offs = lists.offsets.to_numpy()
+        if not (np.array_equal(offs, np.arange(m + 1, dtype=offs.dtype) * width + offs[0])
+                and lists.null_count == 0):
+            raise AssertionError("json_extract gave a list of another width")
+        codes, text = _decode_texts(lists.values.slice(int(offs[0]), m * width))
+    else:
+        codes, text = np.zeros(0, dtype=np.int8), pl.Series("s", [], dtype=pl.String)
+    codes = codes.reshape(m, width)
+    cols: dict[str, Any] = {"i": pl.Series(tbl["i"]), "nodup": pl.Series(tbl["nodup"])}
+    if cfg.flags is not None:
+        cols["la"] = pl.Series(tbl["la"])
+        cols["l"] = pl.Series(tbl["l"])
+    for j in range(plan.n):
+        cols[f"t{j}"] = pl.Series(codes[:, j])
+        cols[f"s{j}"] = text.gather_every(width, j) if m else text
+    for k in range(plan.extra):
+        cols[f"q{k}"] = pl.Series(codes[:, plan.n + k])
+    res = pl.DataFrame(cols)
+    exprs = []
+    for j in range(len(plan.paths)):
+        t = pl.col(f"t{j}")
+        s = pl.col(f"s{j}")
+        exprs += [
+            t,
+            pl.when(t == _STR_T).then(s).alias(f"s{j}"),
+            pl.when(t.is_in(_NUM_TYPES)).then(s.cast(pl.Float64, strict=False)).alias(f"n{j}"),
+            pl.when(t.is_in(_INT_TYPES)).then(s).alias(f"i{j}"),
+            pl.when(t == _BOOL_T).then(s == "true").alias(f"b{j}"),
+        ]
+    if cfg.flags is not None:
+        j = plan.index[tuple(cfg.flags)]
+        exprs += [pl.col("la").alias(f"la{j}"), pl.col("l").alias(f"l{j}")]
+    exprs += [pl.col(f"q{k}") for k in range(plan.extra)]
+    return res.select("i", "nodup", *exprs)
+
+
+def _block_frame(con: Any, buf: bytes, start: int, plan: Plan | None, path: str, cfg: Config, spec: Any,
+                 first_line: int, groups: dict[str, str], null_groups: list[str],
+                 assemble: Callable[..., pl.DataFrame], python_line: Callable[..., tuple[Any, str | None]],
+                 max_line: int) -> tuple[pl.DataFrame, int]:
+    lines = Lines(buf, start)
+    n = len(lines)
+    starts, ends = lines.starts, lines.ends
+    lengths = ends - starts
+    long = lengths > max_line
+    # blank: only bytes.strip() whitespace; a candidate starts with one (or is empty)
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    first = np.full(n, ord("{"), dtype=np.uint8)
+    nonempty = lengths > 0
+    first[nonempty] = arr[starts[nonempty]]
+    cand = np.flatnonzero(~nonempty | _PY_WS[first])
+    blank = np.zeros(n, dtype=bool)
+    for i in cand.tolist():
+        blank[i] = not lines.line(i).strip()
+    ok = np.zeros(n, dtype=bool)
+    frames: list[pl.DataFrame] = []
+    if plan is not None and n and n >= ENGINE_MIN_LINES:
+        null = long | blank | scan(lines)
+        bad = _bad_utf8(buf, starts, ends)
+        if len(bad):
+            null[bad] = True
+        con.register("lines", _arrow_lines(lines, null))
+        try:
+            tbl = con.sql(plan.sql).to_arrow_table()
+        finally:
+            con.unregister("lines")
+        if tbl.num_rows and not pl.Series(tbl["i"]).is_sorted():
+            tbl = tbl.sort_by("i")
+        res = _per_path(tbl, plan, cfg)
+        res = res.filter(pl.col("nodup") & ~needs_python(plan, cfg))
+        if plan.tokens and res.height:
+            res = res.filter(~pl.Series(repeated_keys(lines, plan, res)[res["i"].to_numpy()]))
+        ok[res["i"].to_numpy()] = True
+        if res.height:
+            cols = fast_columns(res, plan, cfg, groups, null_groups)
+            base = pl.DataFrame({
+                "file": pl.repeat(path, res.height, dtype=pl.String, eager=True),
+                "line": (res["i"] + first_line).cast(pl.Int64),
+                "__present": pl.repeat(True, res.height, dtype=pl.Boolean, eager=True),
+                "__blank": pl.repeat(False, res.height, dtype=pl.Boolean, eager=True),
+                "__error": pl.repeat(None, res.height, dtype=pl.String, eager=True),
+            })
+            frames.append(base.hstack([s.alias(c) for c, s in cols.items()]))
+        del res
+    blank_idx = np.flatnonzero(blank)
+    if len(blank_idx):
+        m = len(blank_idx)
+        frames.append(pl.DataFrame({
+            "file": pl.repeat(path, m, dtype=pl.String, eager=True),
+            "line": pl.Series(blank_idx + first_line, dtype=pl.Int64),
+            "__present": pl.repeat(False, m, dtype=pl.Boolean, eager=True),
+            "__blank": pl.repeat(True, m, dtype=pl.Boolean, eager=True),
+            "__error": pl.repeat(None, m, dtype=pl.String, eager=True),
+        }))
+    slow_idx = np.flatnonzero(~ok & ~blank).tolist()
+    if slow_idx:
+        rows: list[Any] = []
+        errors: dict[int, str] = {}
+        for pos, i in enumerate(slow_idx):
+            if long[i]:
+                rows.append(None)
+                errors[pos] = f"line is {int(lengths[i])} bytes, over the limit of {max_line} bytes per line"
+                continue
+            row, reason = python_line(lines.line(i), spec)
+            rows.append(row)
+            if reason is not None:
+                errors[pos] = reason
+        frames.append(assemble(rows, errors, None, [i + first_line for i in slow_idx], path, spec, cfg))
+    if not frames:
+        return pl.DataFrame(), n
+    frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
+    return (frame.sort("line") if len(frames) > 1 else frame), n
