@@ -1527,6 +1527,25 @@ PERMUTATION_EXACT_BUDGET = 10_000_000
 PERMUTATION_MIN_BLOCKS = 50
 
 
+def _permutation_inputs(missing: ArrayLike, totals: ArrayLike, labels: ArrayLike, blocks: ArrayLike
+                        ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.intp],
+                                   NDArray[np.intp], int, float] | None:
+    """Checked inputs of the block permutation tests: (missing, totals, label codes, block
+    codes, labels, pooled missing rate), or None when the test is undefined (fewer than 2
+    labels with judgments, or no judgment or every one missing)."""
+    m = _values(missing, "missing")
+    t = _values(totals, "totals")
+    if m.shape != t.shape or np.any(m < 0) or np.any(m > t):
+        raise ValueError("need 0 <= missing <= totals per unit, same length")
+    lab, k = _codes(labels, m.size, "labels")
+    blk, _ = _codes(blocks, m.size, "blocks")
+    tot_m, tot_n = float(m.sum()), float(t.sum())
+    per_label = np.bincount(lab, weights=t, minlength=k) if m.size else np.zeros(0)
+    if m.size == 0 or int(np.sum(per_label > 0)) < 2 or tot_m == 0.0 or tot_m == tot_n:
+        return None
+    return m, t, lab, blk, k, tot_m / tot_n
+
+
 def block_permutation_test(
     missing: ArrayLike,
     totals: ArrayLike,
@@ -1567,17 +1586,11 @@ def block_permutation_test(
         judgments or no judgment (or every one) is missing.
     """
     b = _check_resamples(resamples)
-    m = _values(missing, "missing")
-    t = _values(totals, "totals")
-    if m.shape != t.shape or np.any(m < 0) or np.any(m > t):
-        raise ValueError("need 0 <= missing <= totals per unit, same length")
-    lab, k = _codes(labels, m.size, "labels")
-    blk, _ = _codes(blocks, m.size, "blocks")
-    tot_m, tot_n = float(m.sum()), float(t.sum())
-    per_label = np.bincount(lab, weights=t, minlength=k) if m.size else np.zeros(0)
-    if m.size == 0 or int(np.sum(per_label > 0)) < 2 or tot_m == 0.0 or tot_m == tot_n:
+    inputs = _permutation_inputs(missing, totals, labels, blocks)
+    if inputs is None:
         return TestResult(None, None, "undefined")
-    p0 = tot_m / tot_n
+    m, t, lab, blk, k, p0 = inputs
+    tot_n = float(t.sum())
     if exact_budget is not None and m.size * b > exact_budget:
         moments = _block_permutation_moments(m, t, lab, blk, k, p0)
         if moments[3] >= PERMUTATION_MIN_BLOCKS:
@@ -1645,17 +1658,10 @@ def block_permutation_asymptotic(
         statistic Q, p-value, method ``'block_permutation_asymptotic'``; 'undefined' as in
         :func:`block_permutation_test`.
     """
-    m = _values(missing, "missing")
-    t = _values(totals, "totals")
-    if m.shape != t.shape or np.any(m < 0) or np.any(m > t):
-        raise ValueError("need 0 <= missing <= totals per unit, same length")
-    lab, k = _codes(labels, m.size, "labels")
-    blk, _ = _codes(blocks, m.size, "blocks")
-    tot_m, tot_n = float(m.sum()), float(t.sum())
-    per_label = np.bincount(lab, weights=t, minlength=k) if m.size else np.zeros(0)
-    if m.size == 0 or int(np.sum(per_label > 0)) < 2 or tot_m == 0.0 or tot_m == tot_n:
+    inputs = _permutation_inputs(missing, totals, labels, blocks)
+    if inputs is None:
         return TestResult(None, None, "undefined")
-    return _block_permutation_asymptotic(m, t, lab, blk, k, tot_m / tot_n)
+    return _block_permutation_asymptotic(*inputs)
 
 
 def _block_permutation_moments(m: NDArray[np.float64], t: NDArray[np.float64], lab: NDArray[np.intp],

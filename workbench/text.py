@@ -33,8 +33,13 @@ def safe(text: Any) -> str:
 
 
 def pct(x: float | None, n: int | None = None) -> str:
-    """A rate as a percentage with the precision its denominator needs: the rule of
-    :func:`workbench.report.formats.pct` (kept here so the CLI and the stages do not import the report)."""
+    """A rate as a percentage with the precision its denominator needs (the one copy; the
+    report's ``formats.pct`` is this function).
+
+    Whole percents up to ``n`` = 999, one decimal from 1,000, two from 10,000 (so one count
+    always shows); and whatever ``n``, a rate that is not 0 never prints as ``0%`` nor one that
+    is not 1 as ``100%`` (3 of 1024 is ``0.3%``; 1 of 5000 is ``0.02%``).
+    """
     if x is None:
         return "-"
     d = 0 if not n or n < 1000 or x in (0, 1) else min(len(str(int(n))) - 3, 3)

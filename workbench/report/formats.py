@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..text import pct  # noqa: F401  (re-exported: the one rule for printing a rate)
+
 
 def num(x: float | None, nd: int = 2) -> str:
     return "-" if x is None else f"{x:.{nd}f}"
@@ -12,21 +14,6 @@ def num(x: float | None, nd: int = 2) -> str:
 
 def signed(x: float | None, nd: int = 2) -> str:
     return "-" if x is None else f"{x:+.{nd}f}"
-
-
-def pct(x: float | None, n: int | None = None) -> str:
-    """A rate as a percentage with the precision its denominator needs.
-
-    Whole percents up to ``n`` = 999, one decimal from 1,000, two from 10,000 (so one count
-    always shows); and whatever ``n``, a rate that is not 0 never prints as ``0%`` nor one that
-    is not 1 as ``100%`` (3 of 1024 is ``0.3%``; 1 of 5000 is ``0.02%``).
-    """
-    if x is None:
-        return "-"
-    d = 0 if not n or n < 1000 or x in (0, 1) else min(len(str(int(n))) - 3, 3)
-    while d < 3 and ((0 < x and round(100 * x, d) == 0) or (x < 1 and round(100 * x, d) == 100)):
-        d += 1
-    return f"{100 * x:.{d}f}%"
 
 
 def pval(p: float | None) -> str:
