@@ -18,7 +18,7 @@ import polars as pl
 from . import schemas, selection, stats, vocab
 from .config import KEY_FIELDS, Config
 from .selection import CELL_ROW_EXCLUDE, cell_rows, subset_filter  # noqa: F401  (re-exported: row selections live there)
-from .vocab import CellStatus
+from .vocab import MISSING_PLANNED, CellStatus
 
 if TYPE_CHECKING:
     from .reduce import JointBootstrap
@@ -61,17 +61,34 @@ def summarize_cell(values: np.ndarray, clusters: np.ndarray, n_rows: int, cfg: C
     ``zero_filled_mean`` = sum(valid) / rows; ``lower_bound``/``upper_bound`` = (sum(valid)
     + (rows - valid_n) * min|max) / rows. All null when ``rows`` is 0.
     """
-    lo, hi = cfg.value_range
     # canonical order (scenario, value): float sums do not depend on the order of input lines
     if values.size:
         order = np.lexsort((values, clusters.astype(str)))
         values, clusters = values[order], clusters[order]
+    out = _cell_record(values, stats.cell_summary(values, clusters, cfg.confidence, bootstrap=False), n_rows, cfg)
+    from .reduce import JointBootstrap
+
+    jb = joint if joint is not None else JointBootstrap.for_scenarios(sorted(set(map(str, clusters.tolist()))), cfg)
+    col = column if column is not None else jb.add_values(clusters, values)
+    jb.request(out, col, where=_where(key))
+    if joint is None:
+        jb.run()
+    return out
+
+
+def _where(key: tuple[Any, ...]) -> str:
+    return "scorecard:" + "/".join("" if k is None else str(k) for k in key)
+
+
+def _cell_record(values: np.ndarray, cs: stats.CellStats, n_rows: int, cfg: Config) -> dict[str, Any]:
+    """:func:`summarize_cell`'s record (bootstrap interval not yet filled in) from values in
+    canonical (scenario, value) order and their :class:`~workbench.stats.CellStats`."""
+    lo, hi = cfg.value_range
     n = int(values.size)
     total = float(values.sum()) if n else 0.0
     missing = n_rows - n
-    cs = stats.cell_summary(values, clusters, cfg.confidence, bootstrap=False)
     zero = total / n_rows if n_rows else None
-    out = {
+    return {
         "mean": cs.mean,
         "valid_n": n,
         "rows": int(n_rows),
@@ -91,46 +108,159 @@ def summarize_cell(values: np.ndarray, clusters: np.ndarray, n_rows: int, cfg: C
         "design_effect": cs.design_effect,
         "status": evidence_status(n, cs.clusters, cfg),
     }
-    from .reduce import JointBootstrap
-
-    jb = joint if joint is not None else JointBootstrap.for_scenarios(sorted(set(map(str, clusters.tolist()))), cfg)
-    col = column if column is not None else jb.add_values(clusters, values)
-    jb.request(out, col, where="scorecard:" + "/".join("" if k is None else str(k) for k in key))
-    if joint is None:
-        jb.run()
-    return out
 
 
-def _cells(rows: pl.DataFrame, cfg: Config, by: list[str], subset: str | None,
-           joint: JointBootstrap, reduced: dict[tuple[Any, ...], pl.DataFrame]) -> list[dict[str, Any]]:
-    sel = subset_filter(cfg, subset)
-    base = cell_rows(rows).filter(sel)
+def _stable_order(*keys: np.ndarray) -> np.ndarray:
+    """Indices sorting by ``keys`` (the first most significant), ties in input order: one
+    stable sort per key, least significant first, each on the narrowest unsigned type that
+    holds it (numpy radix-sorts 16-bit keys)."""
+    n = keys[0].size if keys else 0
+    order = np.arange(n)
+    for k in reversed(keys):
+        top = int(k.max()) if k.size else 0
+        kk = k.astype(np.uint16 if top < 2**16 else np.int64)
+        order = order[np.argsort(kk[order], kind="stable")]
+    return order
+
+
+def _label_codes(col: pl.Series) -> tuple[np.ndarray, list[Any]]:
+    """(code per row, labels): codes are positions in ``labels``, the distinct values sorted
+    as the scorecard sorts cell keys (by ``str``; null, printed ``None``, beside ``"None"``)."""
+    levels = sorted(col.unique().to_list(), key=lambda v: (str(v), v is None))
+    present = [v for v in levels if v is not None]
+    pos = np.array([i for i, v in enumerate(levels) if v is not None], dtype=np.int64)
+    phys = col.cast(pl.String).cast(pl.Enum([str(v) for v in present])).to_physical()
+    codes = np.full(col.len(), levels.index(None) if None in levels else 0, dtype=np.int64)
+    known = phys.is_not_null().to_numpy()
+    codes[known] = pos[phys.drop_nulls().to_numpy().astype(np.int64)]
+    return codes, levels
+
+
+def _value_rank(x: np.ndarray) -> np.ndarray:
+    """Integers in the order of the values, equal for equal values (0.0 and -0.0 too): the
+    offset from the minimum for integer scores on a narrow range, else the rank."""
+    if x.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    lo, hi = float(x.min()), float(x.max())
+    if hi - lo < 2**16 and np.all(x == np.floor(x)):
+        return (x - lo).astype(np.int64)
+    return np.unique(x, return_inverse=True)[1].reshape(-1)
+
+
+class _CellValues:
+    """The rows of every scorecard cell, prepared once.
+
+    Keyed rows carry integer codes of their variant and judge (in the order the cells are
+    listed) and their bucket flags; the rows of cells (:func:`workbench.selection.in_cells`)
+    carry their scenario's position in the run's scenario index (monotone in the names: the
+    same cluster codes as the names); per field, the valid values are stably sorted by
+    (scenario, value) once, so that :meth:`cells` gives each cell's values as a contiguous
+    slice in canonical order after one more stable sort by cell.
+    """
+
+    def __init__(self, rows: pl.DataFrame, cfg: Config, scenarios: list[str]) -> None:
+        subset_cols = [f for spec in cfg.subsets.values() for f in spec]
+        cols = list(dict.fromkeys(["bucket", *KEY_FIELDS, *subset_cols, *cfg.score_names]))
+        self.cfg = cfg
+        self.keyed = rows.lazy().filter(selection.keyed()).select(cols).collect()
+        bucket = self.keyed["bucket"]
+        self.in_cells = self.keyed.select(selection.in_cells()).to_series().to_numpy()
+        self.conflict = (bucket == "conflict").to_numpy()
+        self.planned = (bucket == MISSING_PLANNED).to_numpy()
+        self.labels = {c: _label_codes(self.keyed[c]) for c in ("variant", "judge")}
+        self.base_pos = np.flatnonzero(self.in_cells)  # positions of the cell rows among keyed rows
+        base = self.keyed.filter(selection.in_cells())
+        sc = base["scenario"]
+        if sc.null_count():
+            raise ValueError("a scenario of a cell row is null")
+        try:
+            code = sc.cast(pl.String).cast(pl.Enum(scenarios)).to_physical().to_numpy().astype(np.int64)
+        except pl.exceptions.PolarsError as exc:
+            raise ValueError("a scenario of the reduction is not in the run's scenario index") from exc
+        self.fields: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        for fld in cfg.score_names:
+            col = base[fld]
+            idx = np.flatnonzero(col.is_not_null().to_numpy())
+            x = col.to_numpy().astype(np.float64)[idx]
+            c = code[idx]
+            order = _stable_order(c, _value_rank(x))
+            self.fields[fld] = (idx[order], x[order], c[order])
+
+    def cells(self, by: list[str], subset: str | None) -> tuple[list[tuple[Any, ...]], dict[str, np.ndarray],
+                                                                dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+        """Sorted cell keys; their counts (``present``, ``conflict``, ``conflict_keys``,
+        ``absent``: arrays in key order); per field (values, scenario codes, cell bounds):
+        cell i's values are ``values[bounds[i]:bounds[i + 1]]`` in canonical order."""
+        ident = np.zeros(self.keyed.height, dtype=np.int64)
+        for b in by:
+            codes, levels = self.labels[b]
+            ident = ident * len(levels) + codes
+        sel = (np.ones(self.keyed.height, dtype=bool) if subset is None
+               else self.keyed.select(subset_filter(self.cfg, subset)).to_series().fill_null(False).to_numpy())
+        width = int(np.prod([len(self.labels[b][1]) for b in by]))
+        ids = np.flatnonzero(np.bincount(ident[sel], minlength=width))
+        m = ids.size
+        lut = np.full(width + 1, m, dtype=np.int64)
+        lut[ids] = np.arange(m)
+        cell = lut[np.where(sel, ident, width)]
+        keys = []
+        for i in ids.tolist():
+            key = []
+            for b in reversed(by):
+                levels = self.labels[b][1]
+                i, j = divmod(i, len(levels))
+                key.append(levels[j])
+            keys.append(tuple(reversed(key)))
+        counts = {"present": np.bincount(cell[self.in_cells], minlength=m + 1)[:m],
+                  "conflict": np.bincount(cell[self.conflict], minlength=m + 1)[:m],
+                  "absent": np.bincount(cell[self.planned], minlength=m + 1)[:m],
+                  "conflict_keys": np.zeros(m, dtype=np.int64)}
+        pos = np.flatnonzero(self.conflict & sel)
+        if pos.size:
+            ck = (self.keyed[pos].select(KEY_FIELDS).with_columns(pl.Series("__cell", cell[pos]))
+                  .group_by("__cell").agg(pl.struct(list(KEY_FIELDS)).n_unique().alias("n")))
+            counts["conflict_keys"][ck["__cell"].to_numpy()] = ck["n"].to_numpy()
+        base_cell = cell[self.base_pos]
+        per_field = {}
+        for fld, (idx, x, c) in self.fields.items():
+            cf = base_cell[idx]
+            order = _stable_order(cf)
+            bounds = np.r_[0, np.cumsum(np.bincount(cf, minlength=m + 1))]
+            per_field[fld] = (x[order], c[order], bounds)
+        return keys, counts, per_field
+
+
+def _cells(prep: _CellValues, cfg: Config, by: list[str], subset: str | None,
+           joint: JointBootstrap) -> list[dict[str, Any]]:
     # Cells are every keyed combination, planned ones included: a variant (or judge) whose
     # planned judgments have no row at all still gets its cell (rows 0, not_measured), so
     # the gate cannot pass by the cell's absence.
-    keyed = rows.filter(selection.keyed()).filter(sel)
-    keys = [tuple(k) for k in keyed.select(by).unique().iter_rows()]
+    keys, counts, per_field = prep.cells(by, subset)
+    # Rows of a cell (cell_row_count): a conflicting key counts once (one judgment, no
+    # score). Planned judgments with no row at all (a plan, --plan complete or a task list)
+    # are rows of the cell without a score: they enter `rows`, the bounds and the
+    # zero-filled mean.
+    present, conflict, conflict_keys, absent = (counts[c].tolist() for c in
+                                                ("present", "conflict", "conflict_keys", "absent"))
     out: list[dict[str, Any]] = []
-    groups = base.partition_by(by, as_dict=True, maintain_order=True) if base.height else {}
-    # Planned judgments with no row at all (a plan, --plan complete or a task list) are rows
-    # of the cell without a score: they enter `rows`, the bounds and the zero-filled mean.
-    absent_df = keyed.filter(pl.col("bucket") == "missing_planned")
-    absent = ({tuple(k[:-1]): int(k[-1]) for k in absent_df.group_by(by).len().iter_rows()}
-              if absent_df.height else {})
-    for key in sorted(keys, key=lambda k: tuple(str(x) for x in k)):
-        g = groups.get(key, base.clear())
+    for i, key in enumerate(keys):
         labels = dict(zip(by, key, strict=True))
-        n_absent = absent.get(key, 0)
-        n_rows = cell_row_count(g) + n_absent
+        n_absent = int(absent[i])
+        n_rows = int(present[i]) - int(conflict[i]) + int(conflict_keys[i]) + n_absent
         for fld in cfg.score_names:
-            valid = g.filter(pl.col(fld).is_not_null())
-            red = reduced.get((fld, labels["variant"], labels.get("judge"), subset))
-            col = (joint.add_sums(red["code"].to_numpy(), red["n"].to_numpy(), red["sum"].to_numpy())
-                   if red is not None else joint.add_sums(np.zeros(0, np.intp), np.zeros(0), np.zeros(0)))
+            x, c, bounds = per_field[fld]
+            values, codes = x[bounds[i]:bounds[i + 1]], c[bounds[i]:bounds[i + 1]]
+            if values.size:
+                # per-scenario count and sum, as workbench.reduce.cell_reduction sums them
+                starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+                col = joint.add_sums(codes[starts], np.diff(np.r_[starts, codes.size]),
+                                     np.add.reduceat(values, starts))
+            else:
+                col = joint.add_sums(np.zeros(0, np.intp), np.zeros(0), np.zeros(0))
             # the record is the summary's own dict: the joint pass fills its boot_low/boot_high
-            rec = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(), n_rows, cfg,
-                                 key=(labels["variant"], labels.get("judge"), subset, fld),
-                                 joint=joint, column=col)
+            # codes are positions in the sorted scenario index: the clusters of the names
+            rec = _cell_record(values, stats.cell_summary_sorted(values, codes, cfg.confidence), n_rows, cfg)
+            joint.request(rec, col, where=_where((labels["variant"], labels.get("judge"), subset, fld)))
             rec.update({"variant": labels["variant"], "judge": labels.get("judge"), "subset": subset,
                         "field": fld, "absent": n_absent})
             out.append(rec)
@@ -143,19 +273,22 @@ def scorecard(rows: pl.DataFrame, cfg: Config, joint: JointBootstrap | None = No
     One row per (variant, judge, subset, field); ``judge`` is null when pooled and ``subset``
     null for all scenarios. Means are over valid values only; see :func:`summarize_cell`.
     The bootstrap intervals of all cells come from one joint pass over per-scenario sums
-    (:func:`workbench.reduce.cell_reduction`, :class:`workbench.reduce.JointBootstrap`;
+    (the sums of :func:`workbench.reduce.cell_reduction`, :class:`workbench.reduce.JointBootstrap`;
     ``joint``: the run's, shared with offsets and contrasts, else one for ``rows``).
+
+    The rows are prepared once (:class:`_CellValues`: one stable sort per field into (cell,
+    scenario, value) order, integer scenario codes), so each cell is a contiguous slice of
+    numpy arrays; the numbers are those of :func:`summarize_cell` on the cell's rows.
     """
     from . import reduce
 
     jb = joint if joint is not None else reduce.JointBootstrap.for_rows(rows, cfg)
-    red = reduce.cell_reduction(rows, cfg, jb.scenarios)
-    reduced = red.partition_by(["field", "variant", "judge", "subset"], as_dict=True) if red.height else {}
+    prep = _CellValues(rows, cfg, jb.scenarios)
     records: list[dict[str, Any]] = []
-    records += _cells(rows, cfg, ["variant"], None, jb, reduced)
-    records += _cells(rows, cfg, ["variant", "judge"], None, jb, reduced)
+    records += _cells(prep, cfg, ["variant"], None, jb)
+    records += _cells(prep, cfg, ["variant", "judge"], None, jb)
     for name in cfg.subsets:
-        records += _cells(rows, cfg, ["variant"], name, jb, reduced)
+        records += _cells(prep, cfg, ["variant"], name, jb)
     jb.run()
     return pl.DataFrame(records, schema=_SCHEMA)
 

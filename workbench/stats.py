@@ -40,6 +40,7 @@ __all__ = [
     "clustered_se",
     "t_interval",
     "cell_summary",
+    "cell_summary_sorted",
     "cluster_bootstrap_mean",
     "icc_oneway",
     "design_effect",
@@ -477,6 +478,11 @@ def clustered_se(values: ArrayLike, clusters: ArrayLike) -> float | None:
     """
     x = _values(values)
     codes, g = _codes(clusters, x.size)
+    return _clustered_se_codes(x, codes, g)
+
+
+def _clustered_se_codes(x: NDArray[np.float64], codes: NDArray[np.intp], g: int) -> float | None:
+    """:func:`clustered_se` on checked values and cluster codes 0..g-1."""
     n = x.size
     if n < 2 or g < 2:
         return None
@@ -601,6 +607,11 @@ def icc_oneway(values: ArrayLike, clusters: ArrayLike) -> float | None:
     """
     x = _values(values)
     codes, g = _codes(clusters, x.size)
+    return _icc_codes(x, codes, g)
+
+
+def _icc_codes(x: NDArray[np.float64], codes: NDArray[np.intp], g: int) -> float | None:
+    """:func:`icc_oneway` on checked values and cluster codes 0..g-1."""
     n = x.size
     if g < 2 or n <= g:
         return None
@@ -708,6 +719,37 @@ def cell_summary(
         icc=icc,
         design_effect=deff,
     )
+
+
+def cell_summary_sorted(values: ArrayLike, codes: ArrayLike, confidence: float = 0.95) -> CellStats:
+    """:func:`cell_summary` (``bootstrap=False``) for values grouped by cluster: ``codes``
+    are integer cluster codes in non-decreasing order (values sorted by cluster).
+
+    The same numbers as ``cell_summary(values, codes, confidence, bootstrap=False)``, bit for
+    bit (the same dense cluster codes, the same operations on the same arrays), without
+    coding the labels three times: the scorecard calls it once per cell on a contiguous
+    slice of its rows sorted by (cell, scenario code, value).
+    """
+    c = _check_confidence(confidence)
+    x = _values(values)
+    k = np.asarray(codes)
+    if k.ndim != 1 or k.shape[0] != x.size or k.dtype.kind not in "iu":
+        raise ValueError(f"codes must be 1-D integers of length {x.size}")
+    if x.size and np.any(k[1:] < k[:-1]):
+        raise ValueError("codes must be sorted (non-decreasing)")
+    if x.size:
+        dense = np.cumsum(np.r_[False, k[1:] != k[:-1]], dtype=np.intp)
+        g = int(dense[-1]) + 1
+    else:
+        dense, g = np.zeros(0, dtype=np.intp), 0
+    mean, se = mean_se(x)
+    se_cl = _clustered_se_codes(x, dense, g)
+    ci_low, ci_high = t_interval(mean, se_cl, g - 1, c)
+    icc = _icc_codes(x, dense, g)
+    deff = design_effect(icc, np.bincount(dense, minlength=g)) if g > 0 else None
+    return CellStats(mean=mean, n=int(x.size), clusters=int(g), se=se, se_clustered=se_cl,
+                     ci_low=ci_low, ci_high=ci_high, boot_low=None, boot_high=None, icc=icc,
+                     design_effect=deff)
 
 
 # ---------------------------------------------------------------------------
