@@ -385,7 +385,8 @@ def contrast_confounding(contrasts: list[dict[str, Any]], census: list[dict[str,
             "confounded_missing", "judges_a", "judges_b", "confounded_judges", "confounded")
     from . import census as census_mod
 
-    units = census_mod.judgment_units(rows, cfg) if rows is not None else None
+    # the items of the variant test built once; each contrast's test selects its two variants
+    items = census_mod.VariantItems(census_mod.judgment_units(rows, cfg)) if rows is not None else None
     for c in contrasts:
         c.update(dict.fromkeys(keys))
         if c["subset"] is not None or c.get("judge") is not None:
@@ -399,10 +400,8 @@ def contrast_confounding(contrasts: list[dict[str, Any]], census: list[dict[str,
         ja, jb = judges.get(str(c["a"]), set()), judges.get(str(c["b"]), set())
         c["fisher_p"] = p
         decide = p
-        if units is not None:
-            res = census_mod.design_missingness_test(
-                units.filter(pl.col("variant").is_in([c["a"], c["b"]])), "variant",
-                stats.derive_seed(cfg.seed, "contrast_confounding", c["a"], c["b"]))
+        if items is not None:
+            res = items.test(stats.derive_seed(cfg.seed, "contrast_confounding", c["a"], c["b"]), [c["a"], c["b"]])
             c["missingness_p"] = res.p_value
             c["missingness_method"] = census_mod.method_name("variant", res)
             decide = res.p_value

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from . import schemas, selection, stats, vocab
+from . import reduce_codes, schemas, selection, stats, vocab
 from .config import KEY_FIELDS, Config
 from .selection import CELL_ROW_EXCLUDE, cell_rows, subset_filter  # noqa: F401  (re-exported: row selections live there)
 from .vocab import MISSING_PLANNED, CellStatus
@@ -123,19 +123,6 @@ def _stable_order(*keys: np.ndarray) -> np.ndarray:
     return order
 
 
-def _label_codes(col: pl.Series) -> tuple[np.ndarray, list[Any]]:
-    """(code per row, labels): codes are positions in ``labels``, the distinct values sorted
-    as the scorecard sorts cell keys (by ``str``; null, printed ``None``, beside ``"None"``)."""
-    levels = sorted(col.unique().to_list(), key=lambda v: (str(v), v is None))
-    present = [v for v in levels if v is not None]
-    pos = np.array([i for i, v in enumerate(levels) if v is not None], dtype=np.int64)
-    phys = col.cast(pl.String).cast(pl.Enum([str(v) for v in present])).to_physical()
-    codes = np.full(col.len(), levels.index(None) if None in levels else 0, dtype=np.int64)
-    known = phys.is_not_null().to_numpy()
-    codes[known] = pos[phys.drop_nulls().to_numpy().astype(np.int64)]
-    return codes, levels
-
-
 def _value_rank(x: np.ndarray) -> np.ndarray:
     """Integers in the order of the values, equal for equal values (0.0 and -0.0 too): the
     offset from the minimum for integer scores on a narrow range, else the rank."""
@@ -167,16 +154,10 @@ class _CellValues:
         self.in_cells = self.keyed.select(selection.in_cells()).to_series().to_numpy()
         self.conflict = (bucket == "conflict").to_numpy()
         self.planned = (bucket == MISSING_PLANNED).to_numpy()
-        self.labels = {c: _label_codes(self.keyed[c]) for c in ("variant", "judge")}
+        self.labels = {c: reduce_codes.label_codes(self.keyed[c]) for c in ("variant", "judge")}
         self.base_pos = np.flatnonzero(self.in_cells)  # positions of the cell rows among keyed rows
         base = self.keyed.filter(selection.in_cells())
-        sc = base["scenario"]
-        if sc.null_count():
-            raise ValueError("a scenario of a cell row is null")
-        try:
-            code = sc.cast(pl.String).cast(pl.Enum(scenarios)).to_physical().to_numpy().astype(np.int64)
-        except pl.exceptions.PolarsError as exc:
-            raise ValueError("a scenario of the reduction is not in the run's scenario index") from exc
+        code = reduce_codes.scenario_codes(base["scenario"], scenarios)
         self.fields: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         for fld in cfg.score_names:
             col = base[fld]
