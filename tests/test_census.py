@@ -368,3 +368,72 @@ def test_scale_check_flags_a_0_100_judge(write_jsonl) -> None:
     # nothing was rescaled: the 0-100 judge's rows stay out_of_range
     hb = rows.filter(pl.col("judge") == "hundred")["bucket"].to_list()
     assert hb == ["out_of_range"] * 5 + ["valid", "out_of_range", "duplicate"]
+
+
+# --------------------------------------------------------------------------- integer codes
+
+
+_ODD = ["b", "a\x1fz", "a", "\u00e9", "A", "a b", "Z\u2603", "10", "9", "a\x01", "\U0001f600", "e\u0301"]
+
+
+def test_label_codes_follow_the_order_numpy_and_polars_give_the_strings() -> None:
+    """The codes the census and scorecard group by are the codes np.unique gives the labels
+    (what every workbench.stats function uses), on text where byte, code point and locale
+    orders could part: control characters, combining marks, astral characters, digits."""
+    from workbench import reduce_codes
+
+    rng = np.random.default_rng(5)
+    vals = [_ODD[i] for i in rng.integers(0, len(_ODD), 400)]
+    col = pl.Series("x", vals)
+    codes, levels = reduce_codes.label_codes(col, nulls="first")
+    assert levels == sorted(set(vals))
+    np.testing.assert_array_equal(codes, np.unique(np.array(vals, dtype=object), return_inverse=True)[1])
+    assert col.sort().to_list() == [levels[c] for c in np.sort(codes)]
+    with_null = pl.Series("x", [*vals, None, "None"])
+    codes, levels = reduce_codes.label_codes(with_null, nulls="first")
+    assert levels[0] is None and codes[-2] == 0 and levels[codes[-1]] == "None"
+    codes, levels = reduce_codes.label_codes(with_null)  # as the scorecard lists cells: by str()
+    assert levels == sorted(set(vals) | {None, "None"}, key=lambda v: (str(v), v is None))
+
+
+def test_judgment_units_and_missingness_tests_on_codes_equal_the_string_path() -> None:
+    """judgment_units from integer codes is the polars group_by + sort on the four key
+    strings; the design tests on integer codes give the result of
+    stats.block_permutation_test on the string labels themselves."""
+    from workbench import census as census_mod
+    from workbench import stats
+    from workbench.config import KEY_FIELDS
+
+    rng = np.random.default_rng(11)
+    n = 3000
+    rows = pl.DataFrame({
+        "scenario": [_ODD[i] for i in rng.integers(0, len(_ODD), n)],
+        "variant": [["v\x1f1", "v1", "V2", "v10"][i] for i in rng.integers(0, 4, n)],
+        "trial": [str(i) for i in rng.integers(1, 12, n)],
+        "judge": [["j\u00e9", "je", "J"][i] for i in rng.integers(0, 3, n)],
+        "bucket": [["valid", "valid", "partial", "duplicate", "conflict", "malformed"][i]
+                   for i in rng.integers(0, 6, n)],
+    })
+    cfg = load_config()
+    got = census_mod.judgment_units(rows, cfg)
+    keyed = rows.filter(~pl.col("bucket").is_in(["blank", "malformed", "duplicate"]))
+    want = keyed.group_by(list(KEY_FIELDS)).agg(
+        (~(pl.col("bucket") == "valid").all() | (pl.len() > 1)).cast(pl.Float64).alias("missing")
+    ).sort(list(KEY_FIELDS))
+    assert got.equals(want)
+    item = (got["scenario"] + "\x1f" + got["variant"] + "\x1f" + got["trial"]).to_numpy()
+    ref = stats.block_permutation_test(got["missing"].to_numpy(), np.ones(got.height), got["judge"].to_numpy(),
+                                       item, census_mod.PERMUTATIONS, 3)
+    assert ref.method == "block_permutation" and census_mod.design_missingness_test(got, "judge", 3) == ref
+    items = got.group_by("scenario", "variant", "trial").agg(pl.col("missing").sum().alias("m"), pl.len().alias("n")
+                                                             ).sort("scenario", "variant", "trial")
+    ref = stats.block_permutation_test(items["m"].to_numpy(), items["n"].to_numpy().astype(float),
+                                       items["variant"].to_numpy(), items["scenario"].to_numpy(),
+                                       census_mod.PERMUTATIONS, 4)
+    assert census_mod.design_missingness_test(got, "variant", 4) == ref
+    two = items.filter(pl.col("variant").is_in(["v1", "v\x1f1"]))
+    ref = stats.block_permutation_test(two["m"].to_numpy(), two["n"].to_numpy().astype(float),
+                                       two["variant"].to_numpy(), two["scenario"].to_numpy(),
+                                       census_mod.PERMUTATIONS, 5)
+    assert census_mod.VariantItems(got).test(5, ["v1", "v\x1f1"]) == ref
+    assert census_mod.design_missingness_test(got.filter(pl.col("variant").is_in(["v1", "v\x1f1"])), "variant", 5) == ref

@@ -948,3 +948,102 @@ def test_clustered_interval_covers_at_nominal_rate_and_naive_does_not() -> None:
     assert abs(cl - 0.95) <= 0.03, msg
     assert nv <= 0.80, msg
     print(msg)
+
+
+# --------------------------------------------------------------------------- the prepared cells
+
+
+def _reference_scorecard(rows: Any, cfg: wb.Config) -> list[dict[str, Any]]:
+    """The scorecard cell by cell, the plain way: every cell's rows picked from the row
+    table by a Python loop over its dicts, its row count by hand (a conflicting key once,
+    planned-but-absent judgments added), its values handed to ``summarize_cell`` with their
+    scenario names, on a bootstrap of its own that registers each cell from its values."""
+    from workbench.reduce import JointBootstrap
+
+    recs = rows.to_dicts()
+    keyed = [r for r in recs if r["bucket"] not in ("blank", "malformed")]
+    jb = JointBootstrap.for_rows(rows, cfg)
+    specs = [(("variant",), None), (("variant", "judge"), None)] + [(("variant",), s) for s in cfg.subsets]
+    out = []
+    for by, subset in specs:
+        spec = cfg.subsets.get(subset, {}) if subset else {}
+        def inside(r: dict[str, Any]) -> bool:
+            return all(r[f] in vals for f, vals in spec.items())
+        keys = sorted({tuple(r[b] for b in by) for r in keyed if inside(r)}, key=lambda k: tuple(map(str, k)))
+        for key in keys:
+            mine = [r for r in keyed if inside(r) and tuple(r[b] for b in by) == key]
+            present = [r for r in mine if r["bucket"] not in ("duplicate", "missing_planned")]
+            conflict_keys = {tuple(r[k] for k in KEYS) for r in present if r["bucket"] == "conflict"}
+            n_conflict = sum(r["bucket"] == "conflict" for r in present)
+            absent = sum(r["bucket"] == "missing_planned" for r in mine)
+            n_rows = len(present) - n_conflict + len(conflict_keys) + absent
+            for fld in cfg.score_names:
+                valid = [r for r in present if r[fld] is not None]
+                labels = dict(zip(by, key, strict=True))
+                rec = sc.summarize_cell(np.array([r[fld] for r in valid], dtype=float),
+                                        np.array([r["scenario"] for r in valid], dtype=object), n_rows, cfg,
+                                        key=(labels["variant"], labels.get("judge"), subset, fld), joint=jb)
+                rec.update({"variant": labels["variant"], "judge": labels.get("judge"), "subset": subset,
+                            "field": fld, "absent": absent})
+                out.append(rec)
+    jb.run()
+    return out
+
+
+def test_prepared_cells_equal_a_plain_per_cell_computation(tmp_path: Path) -> None:
+    """The scorecard (rows prepared once, cells as slices) equals, number for number and bit
+    for bit, a plain per-cell computation on a file with everything a cell can meet: two
+    subsets, planned-but-absent judgments (one variant planned with no row at all), exact
+    repeats, conflicting repeats, null and absent scores, scores given as strings, several
+    fields, scenario names whose text order is not their numeric order, lines out of order."""
+    rng = np.random.default_rng(7)
+    lines: list[Any] = []
+    for s in rng.permutation(23):
+        for v in ("base", "Beta", "alpha"):
+            for t in (1, 2):
+                for j in ("j-2", "j-10"):
+                    row: dict[str, Any] = {"scenario": f"s{s}", "variant": v, "trial": t, "judge": j}
+                    for f in ("overall", "correctness", "depth"):
+                        u = rng.random()
+                        if u < 0.1:
+                            continue  # absent
+                        row[f] = None if u < 0.15 else (str(int(rng.integers(1, 11))) if u < 0.2
+                                                        else int(rng.integers(1, 11)))
+                    lines.append(row)
+    order = rng.permutation(len(lines))
+    lines = [lines[i] for i in order]
+    lines += [dict(lines[3]), dict(lines[40]), {**lines[41], "overall": 11 - int(lines[41].get("overall") or 1)},
+              {**lines[77], "depth": 1 if lines[77].get("depth") != 1 else 2}, "{not json", ""]
+    path = write_lines(tmp_path / "r.jsonl", lines)
+    plan = tmp_path / "plan.csv"
+    plan.write_text("scenario,variant,trial,judge\n"
+                    + "".join(f"s{s},{v},{t},{j}\n" for s in range(25) for v in ("base", "Beta", "alpha", "gamma")
+                              for t in (1, 2) for j in ("j-2", "j-10")), encoding="utf-8")
+    cfg = make_cfg(scores={f: f for f in ("overall", "correctness", "depth")},
+                   subsets={"tens": {"scenario": [f"s{i}" for i in (1, 10, 11, 12, 2, 24)]},
+                            "alpha_hard": {"scenario": ["s3", "s4", "s5"], "variant": ["alpha"]}})
+    a = wb.run([str(path)], cfg, plan=str(plan))
+    rows = a.rows
+    buckets = set(rows["bucket"].to_list())
+    assert {"duplicate", "conflict", "missing_planned", "malformed", "valid", "partial"} <= buckets
+    got = sc.scorecard(rows, cfg).to_dicts()
+    want = _reference_scorecard(rows, cfg)
+    assert len(got) == len(want) == (4 + 8 + 4 + 1) * 3
+    for g, w in zip(got, want, strict=True):
+        assert g == {k: w[k] for k in g}, (g["variant"], g["judge"], g["subset"], g["field"])
+    # the run's scorecard (its bootstrap shared with offsets and contrasts) is the same
+    assert a.doc["scorecard"] == got
+    gamma = [c for c in got if c["variant"] == "gamma" and c["judge"] is None and c["subset"] is None]
+    assert all(c["valid_n"] == 0 and c["rows"] == c["absent"] == 25 * 2 * 2 for c in gamma)
+
+
+def test_cell_summary_sorted_equals_cell_summary_bit_for_bit() -> None:
+    from workbench import stats
+
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 2, 7, 500):
+        codes = np.sort(rng.integers(0, max(1, n // 3), n)) * 5 + 2  # sorted, not dense
+        x = rng.normal(5, 2, n).round(rng.integers(0, 3))
+        assert stats.cell_summary_sorted(x, codes, 0.9) == stats.cell_summary(x, codes, 0.9, bootstrap=False)
+    with pytest.raises(ValueError, match="sorted"):
+        stats.cell_summary_sorted(np.array([1.0, 2.0]), np.array([1, 0]))

@@ -291,7 +291,9 @@ def flag_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     A row is flagged when its flags list is non-empty; the denominator is rows where the
     flags field exists as a list (partial rows keep it; empty objects do not).
     """
-    base = cell_rows(rows).filter(pl.col("flags_present") & ~pl.col("bucket").is_in(["conflict"]))
+    subset_cols = [f for spec in cfg.subsets.values() for f in spec]
+    base = (rows.lazy().filter(selection.in_cells() & pl.col("flags_present") & ~pl.col("bucket").is_in(["conflict"]))
+            .select(list(dict.fromkeys(["variant", "scenario", "flags", *subset_cols]))).collect())
     out = []
     for subset in [None, *cfg.subsets]:
         sub = base.filter(subset_filter(cfg, subset))
@@ -349,8 +351,10 @@ def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
         return pl.DataFrame([], schema=schema)
     # Conflicting repeats are held out everywhere; a pass field, unlike a score, is not
     # nulled for them at ingest, so they are dropped here.
-    base = (cell_rows(rows).filter(pl.col("bucket") != "conflict").with_columns(expr.alias("__pass"))
-            .filter(pl.col("__pass").is_not_null()))
+    subset_cols = [f for spec in cfg.subsets.values() for f in spec]
+    base = (rows.lazy().filter(selection.in_cells() & (pl.col("bucket") != "conflict"))
+            .with_columns(expr.alias("__pass")).filter(pl.col("__pass").is_not_null())
+            .select(list(dict.fromkeys(["variant", "scenario", "judge", "__pass", *subset_cols]))).collect())
     k = cfg.pass_k
     out = []
     for subset in [None, *cfg.subsets]:
@@ -403,7 +407,6 @@ def consistency(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     checked). ``honest_but_flagged``: valid ``honesty`` >= ``consistency.honesty_high`` with a
     non-empty flags list. ``checked`` is the number of rows each check could examine.
     """
-    base = cell_rows(rows).filter(pl.col("bucket") != "conflict")
     subs = list(cfg.subscores)
     hl = cfg.headline
     exprs: list[pl.Expr] = []
@@ -420,7 +423,8 @@ def consistency(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
                   .alias("honest_but_flagged")]
     if not exprs:
         return pl.DataFrame()
-    return base.group_by("judge", "variant").agg(exprs).sort("judge", "variant")
+    return (rows.lazy().filter(selection.in_cells() & (pl.col("bucket") != "conflict"))
+            .group_by("judge", "variant").agg(exprs).sort("judge", "variant").collect())
 
 
 # --------------------------------------------------------------------------- gate
@@ -474,7 +478,8 @@ def check_names(rows: pl.DataFrame, cfg: Config) -> list[str]:
     """
     from .errors import ConfigError
 
-    keyed = rows.filter(selection.keyed())
+    cols = list(dict.fromkeys(["variant", *[f for spec in cfg.subsets.values() for f in spec]]))
+    keyed = rows.lazy().filter(selection.keyed()).select(cols).collect()
     warnings: list[str] = []
     for name, spec in cfg.subsets.items():
         if keyed.filter(subset_filter(cfg, name)).height == 0:
