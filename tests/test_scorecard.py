@@ -1047,3 +1047,35 @@ def test_cell_summary_sorted_equals_cell_summary_bit_for_bit() -> None:
         assert stats.cell_summary_sorted(x, codes, 0.9) == stats.cell_summary(x, codes, 0.9, bootstrap=False)
     with pytest.raises(ValueError, match="sorted"):
         stats.cell_summary_sorted(np.array([1.0, 2.0]), np.array([1, 0]))
+
+
+def test_scorecard_bootstrap_columns_are_the_reduction_s_per_scenario_sums(tmp_path: Path) -> None:
+    """The per-scenario (count, sum) each cell registers with the joint bootstrap, summed from
+    the scorecard's own slices, are workbench.reduce.cell_reduction's, column for column."""
+    from workbench import reduce
+
+    rng = np.random.default_rng(2)
+    lines = [{"scenario": f"s{s}", "variant": v, "trial": t, "judge": j,
+              **({"overall": int(rng.integers(1, 11))} if rng.random() > 0.2 else {}),
+              **({"depth": float(rng.integers(2, 20)) / 2} if rng.random() > 0.1 else {})}
+             for s in rng.permutation(17) for v in "AB" for t in (1, 2, 3) for j in ("x", "y")]
+    lines.append(dict(lines[5]))
+    path = write_lines(tmp_path / "r.jsonl", lines)
+    cfg = make_cfg(scores={"overall": "overall", "depth": "depth"},
+                   subsets={"odd": {"scenario": [f"s{i}" for i in range(1, 17, 2)]}})
+    rows, _ = wb.read_rows([str(path)], cfg)
+    jb = reduce.JointBootstrap.for_rows(rows, cfg)
+    card = sc.scorecard(rows, cfg, jb)
+    red = reduce.cell_reduction(rows, cfg, jb.scenarios)
+    parts = red.partition_by(["field", "variant", "judge", "subset"], as_dict=True)
+    want = reduce.JointBootstrap.for_rows(rows, cfg)
+    for c in card.iter_rows(named=True):
+        p = parts.get((c["field"], c["variant"], c["judge"], c["subset"]))
+        if p is None:
+            want.add_sums(np.zeros(0, np.intp), np.zeros(0), np.zeros(0))
+        else:
+            want.add_sums(p["code"].to_numpy(), p["n"].to_numpy(), p["sum"].to_numpy())
+    assert len(jb.columns) == len(want.columns) > 0
+    for got, exp in zip(jb.columns, want.columns, strict=True):
+        for a, b in ((got.codes, exp.codes), (got.n, exp.n), (got.s, exp.s)):
+            assert a.tobytes() == b.tobytes()

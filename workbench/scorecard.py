@@ -179,11 +179,16 @@ class _CellValues:
         sel = (np.ones(self.keyed.height, dtype=bool) if subset is None
                else self.keyed.select(subset_filter(self.cfg, subset)).to_series().fill_null(False).to_numpy())
         width = int(np.prod([len(self.labels[b][1]) for b in by]))
-        ids = np.flatnonzero(np.bincount(ident[sel], minlength=width))
-        m = ids.size
-        lut = np.full(width + 1, m, dtype=np.int64)
-        lut[ids] = np.arange(m)
-        cell = lut[np.where(sel, ident, width)]
+        if width <= 4 * self.keyed.height + 1024:  # a lookup table no larger than the rows
+            ids = np.flatnonzero(np.bincount(ident[sel], minlength=width))
+            m = ids.size
+            lut = np.full(width + 1, m, dtype=np.int64)
+            lut[ids] = np.arange(m)
+            cell = lut[np.where(sel, ident, width)]
+        else:  # many variants x judges, few of the combinations present
+            ids = np.unique(ident[sel])
+            m = ids.size
+            cell = np.where(sel, np.searchsorted(ids, ident), m)
         keys = []
         for i in ids.tolist():
             key = []
