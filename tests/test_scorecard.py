@@ -967,7 +967,7 @@ def _reference_scorecard(rows: Any, cfg: wb.Config) -> list[dict[str, Any]]:
     out = []
     for by, subset in specs:
         spec = cfg.subsets.get(subset, {}) if subset else {}
-        def inside(r: dict[str, Any]) -> bool:
+        def inside(r: dict[str, Any], spec: dict[str, Any] = spec) -> bool:
             return all(r[f] in vals for f, vals in spec.items())
         keys = sorted({tuple(r[b] for b in by) for r in keyed if inside(r)}, key=lambda k: tuple(map(str, k)))
         for key in keys:
