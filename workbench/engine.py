@@ -682,6 +682,8 @@ def _decode_texts(values: pa.Array) -> tuple[np.ndarray, pl.Series]:
     """For JSON texts as DuckDB's ``json_extract`` writes them (null: absent): the type code
     of each (as DuckDB's ``json_type`` says: an integer outside the 64-bit ranges is a double)
     and its string (a string unescaped as Python's decoder does; a number or boolean its text)."""
+    if values.type != pa.large_string():  # cast once (a copy): numpy and polars read the one result
+        values = values.cast(pa.large_string())
     arr, starts, ends, valid = _texts(values)
     n = len(starts)
     codes = np.full(n, _ABSENT_T, dtype=np.int8)
@@ -707,14 +709,16 @@ def _decode_texts(values: pa.Array) -> tuple[np.ndarray, pl.Series]:
         v = int(bytes(arr[starts[i]:ends[i]]))
         if not -(2 ** 63) <= v < 2 ** 64:
             codes[i] = _DOUBLE_T
-    text = pl.Series("s", values.cast(pa.large_string()) if values.type != pa.large_string() else values)
+    text = pl.Series("s", values)
     is_str = codes == _STR_T
     if is_str.any():
         at = np.flatnonzero(arr == 0x5C)  # a backslash: in which value (starts are ascending)
         escaped = np.unique(np.searchsorted(starts, at, side="right") - 1) if len(at) else at
         escaped = escaped[is_str[escaped]]
         stripped = pl.DataFrame({"s": text, "q": is_str}).select(
-            pl.when(pl.col("q")).then(pl.col("s").str.slice(1, pl.col("s").str.len_chars() - 2))
+            # the quotes around a string: exactly one each side where there is no backslash
+            # (a quote inside is escaped); one with a backslash is decoded by json.loads below
+            pl.when(pl.col("q")).then(pl.col("s").str.strip_chars('"'))
             .otherwise(pl.col("s")))["s"]
         if len(escaped):
             import json
@@ -802,6 +806,10 @@ def _block_frame(con: Any, buf: bytes, start: int, plan: Plan | None, path: str,
             con.unregister("lines")
         if tbl.num_rows and not pl.Series(tbl["i"]).is_sorted():
             tbl = tbl.sort_by("i")
+        # one copy of the result in Arrow's pool: columns taken zero-copy from DuckDB's chunks
+        # (the flags lists, the texts) kept every chunk's buffers alive in the row table
+        # (1M rows: peak RSS of ingest 1.84 -> 1.67 GB, measured)
+        tbl = tbl.combine_chunks()
         res = _per_path(tbl, plan, cfg)
         res = res.filter(pl.col("nodup") & ~needs_python(plan, cfg))
         if plan.tokens and res.height:
