@@ -148,7 +148,9 @@ _VALUES = st.sampled_from([
     "INF", "infinity", "123456789012345678901234567890", "18446744073709551615", "9223372036854775808",
     "-9223372036854775809", "4.9e-324", "2.2250738585072011e-308", "1e-400", "null", "true", "false", '"8"',
     '" 8 "', '"8/10"', '""', '"\\u0038"', '"\\ud800"', '"\\ud83d\\ude00"', '"\\u0000"', '"caf\\u00e9"', "[8]",
-    "[8,]", '{"v": 8}', '{"v": 8,}', "01", "+1", ".5", "1.", "0x1"])
+    "[8,]", '{"v": 8}', '{"v": 8,}', "01", "+1", ".5", "1.", "0x1",
+    # whitespace inside the suspect patterns (the engine's regular expression allows it)
+    "[8, ]", '{"v": 8,\t}', "[ nan]", "-nan", "-INF", '"\\uDBFF"', '"\\udc00x"'])
 _FLAGS = st.sampled_from(['[]', '["a"]', '["a", "b"]', '["a",]', '[1]', '["a", null]', '"a"', "null", '["\\n"]',
                           '["\\u00e9"]'])
 _TRIALS = st.sampled_from(["1", '"1"', "2", "1.0", "true", "null", '""', '" "', '"\\u00a0"', '"\\u2003"',
@@ -182,3 +184,18 @@ def test_hypothesis_lines(tmp_path: Path, default_config, lines: list[bytes], fi
     path = tmp_path / "h.jsonl"
     path.write_bytes(b"\n".join(lines) + (b"\n" if final_newline else b""))
     assert_same([str(path)], default_config)
+
+
+def test_suspect_patterns_with_whitespace(tmp_path: Path, default_config) -> None:
+    """Trailing commas, bare nan/inf and surrogate escapes, with JSON whitespace inside the
+    pattern, in a field the configuration does not read: DuckDB reads such lines (or, for a
+    lone low surrogate, raises), so the engine's regular expression must send them to Python,
+    which finds them malformed; the same characters inside a string, or a NaN, are read."""
+    row = '{"scenario": "s%d", "variant": "v", "trial": 1, "judge": "j", "overall": 5, "x": %s}'
+    odd = ["[1, ]", "[1,\t]", '{"a": 5 , \t}', "[ nan]", "-inf", "-INF", '"\\uDBFF"', '"\\udc00"']
+    fine = ["[1, NaN]", '"a, inf, ]"', "1"]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(row % (i, v) for i, v in enumerate(odd + fine)) + "\n")
+    rows = assert_same([str(path)], default_config)
+    assert rows is not None
+    assert rows["bucket"].to_list() == ["malformed"] * len(odd) + ["valid"] * len(fine)
