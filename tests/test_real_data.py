@@ -220,19 +220,35 @@ def test_mt_bench_pair_reproduces_fastchat_pairwise_all(folder: str, path: str) 
 def test_mt_bench_pair_shows_position_swap_disagreement_and_reruns() -> None:
     lm = run("mt-bench-pair", files("lm-sys__FastChat", "fastchat/**/gpt-4_pair.jsonl"))
     les = run("mt-bench-pair", files("lesnikow__fast-chat", "fastchat/**/gpt-4-turbo_pair.jsonl"))
-    # independent count from the raw rows: games that disagree on the winner
+    # independent count from the raw rows: an item is a (question, turn, models, judge) key,
+    # however often judged; a game re-judged with another winner is held out (a conflict),
+    # an identical re-judgment is the same game; items whose two usable games disagree
     for a, folder in ((lm, "lm-sys__FastChat"), (les, "lesnikow__fast-chat")):
         raw = [json.loads(x) for f in a.sources for x in Path(f.path).read_text("utf-8").splitlines() if x.strip()]
         side = {"model_2": 1, "tie": 0, "model_1": -1}
-        disagree = sum(side[r["g1_winner"]] != side[r["g2_winner"]] for r in raw)
+        items: dict[tuple, list[dict]] = {}
+        for r in raw:
+            items.setdefault((r["question_id"], r["turn"], r["model_1"], r["model_2"], str(r["judge"])), []).append(r)
+        games = {k: [{side[r[g]] for r in rs} for g in ("g1_winner", "g2_winner")] for k, rs in items.items()}
+        usable = {k: [next(iter(s)) if len(s) == 1 else None for s in gs] for k, gs in games.items()}
+        both = [u for u in usable.values() if None not in u]
         p = swap(a, raw[0]["model_2"])
-        assert (p["items"], p["both_usable"], p["disagree"]) == (len(raw), len(raw), disagree), folder
-        assert (p["one_missing"], p["both_missing"]) == (0, 0)
+        assert (p["items"], p["both_usable"], p["disagree"]) == (
+            len(items), len(both), sum(u[0] != u[1] for u in both)), folder
+        assert p["one_missing"] == sum(u.count(None) == 1 for u in usable.values())
+        assert p["both_missing"] == sum(u.count(None) == 2 for u in usable.values())
+        assert p["reruns"] == sum(len(rs) > 1 for rs in items.values())
         assert a.doc["ledger_notes"]["input_lines"] == len(raw)
         assert a.doc["ledger"]["lines"] == 2 * len(raw)
-    assert swap(les, "b_dcpo_policy_answers_max_new_token_128")["disagree"] == 47  # PROVENANCE.md
+    # PROVENANCE.md: 47 ROWS with disagreeing games (FastChat counts every row, re-runs included);
+    # they are 41 items: 8 keys were judged again, some with another winner (held out)
+    raw = [json.loads(x) for f in les.sources for x in Path(f.path).read_text("utf-8").splitlines() if x.strip()]
+    assert sum(r["g1_winner"] != r["g2_winner"] for r in raw) == 47
+    p = swap(les, "b_dcpo_policy_answers_max_new_token_128")
+    assert (p["disagree"], p["reruns"], p["items"]) == (41, 8, 160)
     # lm-sys: 5 keys judged twice with different verdicts: conflicts, held out of the scorecard
     assert lm.doc["ledger"]["conflict"] + lm.doc["ledger"]["duplicate"] == 18
+    assert swap(lm, "gpt-4")["reruns"] == 5 and swap(lm, "gpt-4")["items"] == 5  # PROVENANCE.md: 5 keys x 2 runs
     assert pooled(lm, "gpt-4")["valid_n"] == 2
 
 

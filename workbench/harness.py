@@ -315,11 +315,16 @@ def harness_figures(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
 def position_swap(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
     """Per variant x judge, for exploded position-swapped games (see the module docstring).
 
-    A game's winner is read from the variant's credit: above, at or below the middle of the
-    value range (win, tie, loss). ``disagree`` counts items whose two usable games name
-    different winners; ``disagreement_rate`` = disagree / both_usable with a Wilson interval.
-    ``one_missing``/``both_missing``: items (input rows) with one or both games without a
-    usable verdict; ``absent_items``: planned items with no row at all (needs a plan).
+    An item is one judged comparison: a (scenario, variant, judge) key of the ledger, however
+    many times it was judged. A game's winner is read from the variant's credit: above, at or
+    below the middle of the value range (win, tie, loss). ``disagree`` counts items whose two
+    usable games name different winners; ``disagreement_rate`` = disagree / both_usable with a
+    Wilson interval. A game is usable when its row is ``valid``; an exact repeat of a game
+    (``duplicate``) is the same game counted once, and a game judged again with another
+    verdict (``conflict``, every copy held out, as in the scorecard) is not usable.
+    ``one_missing``/``both_missing``: items with one or both games without a usable verdict;
+    ``reruns``: items with more than one input line (judged again); ``absent_items``: planned
+    items with no row at all (needs a plan).
     """
     if cfg.explode is None:
         return []
@@ -327,15 +332,22 @@ def position_swap(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
     pos_key = cfg.explode["position"]
     lo, hi = cfg.value_range
     mid = (lo + hi) / 2
-    read = _read(rows).filter(~pl.col("bucket").is_in(["malformed"]))
+    # exact repeats are the game already counted: they are no new item and no new game
+    read = _read(rows).filter(~pl.col("bucket").is_in(["malformed", "duplicate"]))
+    reread = _read(rows).filter(~pl.col("bucket").is_in(["malformed"]))
     planned = rows.filter(pl.col("bucket") == "missing_planned")
     out = []
     groups = read.partition_by(["variant", "judge"], as_dict=True) if read.height else {}
     for (variant, judge), g in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
-        per: dict[tuple[str, int], dict[str, float | None]] = defaultdict(dict)
-        for f, ln, pos, raw, status in g.select("file", "line", pos_key, f"{hl}__raw",
-                                                f"{hl}__status").iter_rows():
-            per[(f, ln)][pos] = raw if status == "valid" else None
+        per: dict[str, dict[str, float | None]] = defaultdict(dict)
+        for sc, pos, raw, status, bucket in g.select("scenario", pos_key, f"{hl}__raw", f"{hl}__status",
+                                                     "bucket").iter_rows():
+            usable = raw if status == "valid" and bucket != "conflict" else None
+            # a conflicting copy of a game makes the game unusable, whichever copy comes first
+            per[sc][pos] = None if per[sc].get(pos, 0.0) is None else usable
+        lines = (reread.filter((pl.col("variant") == variant) & (pl.col("judge") == judge))
+                 .group_by("scenario").agg(pl.col("file"), pl.col("line")))
+        reruns = sum(1 for fs, ls in lines.select("file", "line").iter_rows() if len(set(zip(fs, ls))) > 1)
         both = disagree = one = none = 0
         by_pos: dict[str, list[float]] = defaultdict(list)
         for games in per.values():
@@ -363,7 +375,7 @@ def position_swap(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
         out.append({"variant": variant, "judge": judge, "items": len(per), "both_usable": both,
                     "disagree": disagree, "disagreement_rate": disagree / both if both else None,
                     "ci_low": lo_ci, "ci_high": hi_ci, "mean_by_position": means,
-                    "position_effect": effect, "one_missing": one, "both_missing": none,
+                    "position_effect": effect, "one_missing": one, "both_missing": none, "reruns": reruns,
                     "absent_items": absent_items if planned.height else None,
                     "planned_items": (present_items + absent_items) if planned.height else None})
     return out

@@ -262,10 +262,14 @@ def harness_text(doc: dict[str, Any]) -> str | None:
             means = " / ".join("-" if m is None else f"{m:.2f}" for m in p["mean_by_position"].values())
             absent = "-" if p["absent_items"] is None else f"{p['absent_items']} of {p['planned_items']}"
             rows.append([str(p["variant"]), str(p["judge"]), str(p["items"]), str(p["both_usable"]),
-                         f"{p['disagree']}", rate, means, str(p["one_missing"]), str(p["both_missing"]), absent])
+                         f"{p['disagree']}", rate, means, str(p["one_missing"]), str(p["both_missing"]),
+                         str(p.get("reruns", "-")), absent])
         lines.append(table(["variant", "judge", "items", "both games", "disagree", "rate [95% CI]",
-                            "mean by position", "one game missing", "both missing", "absent items"],
-                           rows, {2, 3, 4, 7, 8}))
+                            "mean by position", "one game missing", "both missing", "judged again",
+                            "absent items"],
+                           rows, {2, 3, 4, 7, 8, 9}))
+        lines.append("  an item is one key, however often judged: an identical re-judgment is the same game, "
+                     "one with another verdict is held out (a conflict)")
     return "\n".join(lines) if lines else None
 
 

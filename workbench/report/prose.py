@@ -285,7 +285,8 @@ def _lead_limits(r: Report) -> str:
 def _lead_rows(r: Report) -> str:
     n = r.analysis.rows.height
     shown = min(n, ROWS_LISTED)
-    more = "" if shown == n else f" (the first {shown} listed; rows.parquet has every one)"
+    more = "" if shown == n else (f" ({shown} listed: an equal share of every judge x variant cell, "
+                                  "its held-out rows first; rows.parquet has every one)")
     return (
         f"{n} rows: one per line read plus one per planned judgment with no row{more}, with their "
         "bucket, reason and verdict, exactly as read."

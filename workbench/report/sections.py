@@ -135,14 +135,18 @@ def _first_screen_notes(r: Report) -> str:
             "<tr>" + "".join(f"<td>{esc(x)}</td>" for x in (
                 p["variant"], p["judge"], p["items"], p["both_usable"], p["disagree"],
                 _rate(p["disagreement_rate"], p["ci_low"], p["ci_high"]), p["one_missing"],
-                p["both_missing"], "-" if p["absent_items"] is None else p["absent_items"])) + "</tr>"
+                p["both_missing"], p.get("reruns", "-"),
+                "-" if p["absent_items"] is None else p["absent_items"])) + "</tr>"
             for p in swaps)
         out.append(
             '<div class="wb-banner"><b>Position swap.</b> The two games of each item, positions '
-            "swapped: how often they name different winners, and the games that are missing."
+            "swapped: how often they name different winners, and the games that are missing. An "
+            "item is one key however often it was judged: an identical re-judgment is the same game, "
+            "one with another verdict is held out (a conflict), as in the scorecard."
             '<table class="wb-table"><thead><tr><th>variant</th><th>judge</th><th>items</th>'
             "<th>both games</th><th>disagree</th><th>rate [95% CI]</th><th>one missing</th>"
-            f"<th>both missing</th><th>absent items</th></tr></thead><tbody>{body}</tbody></table></div>")
+            "<th>both missing</th><th>judged again</th>"
+            f"<th>absent items</th></tr></thead><tbody>{body}</tbody></table></div>")
     return "".join(out)
 
 

@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from .. import plots
 from ..ranks import basis_text, by_variant, rank_label
 from ..terminal import cell_text
@@ -881,7 +883,7 @@ def rows_appendix(r: Report, limit: int = ROWS_LISTED) -> Html:
         )
         if c in rows.columns
     ]
-    head = rows.head(limit).select(cols)
+    head = listed_rows(rows, limit).select(cols)
     body, classes = [], []
     for rec in head.iter_rows(named=True):
         where = (
@@ -921,9 +923,41 @@ def rows_appendix(r: Report, limit: int = ROWS_LISTED) -> Html:
         numeric=[6],
         row_classes=classes,
         cls="wb-rows",
-        table_attrs={"data-total": rows.height},
+        table_attrs={"data-total": rows.height, "data-cell-totals": json.dumps(cell_totals(rows), sort_keys=True)},
     )
-    return details(f"Show {len(body)} of {rows.height} rows", tbl)
+    summary = f"Show {len(body)} of {rows.height} rows"
+    if len(body) < rows.height:
+        summary += " (every judge x variant cell listed, its held-out rows first; rows.parquet has every row)"
+    return details(summary, tbl)
+
+
+def listed_rows(rows: pl.DataFrame, limit: int = ROWS_LISTED) -> pl.DataFrame:
+    """The rows the appendix lists when there are more than ``limit``: an equal share per
+    (judge, variant) cell, taken in turn (the k-th row of every cell before the k+1-th of
+    any), within a cell its held-out rows (any bucket but ``valid``) first, then in file
+    order; shown in file order. So a drill-down into any census cell finds that cell's rows,
+    and the rows a reader most needs to see (what was held out, and why) come first. All
+    rows when there are at most ``limit``."""
+    if rows.height <= limit:
+        return rows
+    idx = pl.int_range(pl.len(), dtype=pl.Int64)
+    held_last = (pl.col("bucket") == "valid").fill_null(False).cast(pl.Int64) * rows.height
+    ranked = rows.with_columns(idx.alias("__i"))
+    ranked = ranked.with_columns((held_last + pl.col("__i")).rank("ordinal").over(["judge", "variant"]).alias("__k"))
+    keep = ranked.sort(["__k", "__i"]).head(limit).sort("__i")
+    return keep.drop("__i", "__k")
+
+
+def cell_totals(rows: pl.DataFrame) -> dict[str, int]:
+    """Rows per drill-down target, for the drill-down note ("shown 40 of 3,000"): keys
+    ``judge\x1fvariant``, ``judge\x1f`` (a judge, all variants) and ``\x1fvariant``; a null
+    judge or variant is the empty string."""
+    out: dict[str, int] = {}
+    for by, key in ((["judge", "variant"], lambda j, v: f"{j}\x1f{v}"), (["judge"], lambda j: f"{j}\x1f"),
+                    (["variant"], lambda v: f"\x1f{v}")):
+        for *k, n in rows.group_by(by).len().iter_rows():
+            out[key(*("" if x is None else str(x) for x in k))] = int(n)
+    return out
 
 
 

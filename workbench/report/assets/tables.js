@@ -155,8 +155,17 @@
       rows._wbNote.textContent = '';
       var t = document.createElement('span');
       var listed = rows.tBodies[0].rows.length, total = +(rows.getAttribute('data-total') || listed);
+      var cellTotal = null;
+      try {
+        var totals = JSON.parse(rows.getAttribute('data-cell-totals') || '{}');
+        var key = (spec.judge == null ? '' : String(spec.judge)) + '\x1f' + (spec.variant == null ? '' : String(spec.variant));
+        if (Object.prototype.hasOwnProperty.call(totals, key)) { cellTotal = totals[key]; }
+      } catch (e) { cellTotal = null; }
       t.textContent = 'rows behind ' + label + ': ' + shown +
-        (total > listed ? ' among the first ' + listed + ' of ' + total + ' rows listed (rows.parquet has every one) ' : ' ');
+        (total > listed
+          ? (cellTotal !== null ? ' listed of ' + cellTotal : '') + ' (the listing holds ' + listed + ' of ' + total +
+            ' rows, every cell\'s held-out rows first; rows.parquet has every one) '
+          : ' ');
       var clear = document.createElement('button');
       clear.type = 'button';
       clear.className = 'wb-clear';
