@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -58,3 +59,22 @@ def test_wrong_frame_name_lists_the_valid_ones_and_display_is_compact() -> None:
     shown = a._repr_html_()
     assert len(shown) < 2000 and "286 lines" in shown and "scorecard" in shown
     assert len(repr(a)) < 300
+
+
+def test_every_stage_runs_with_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """results.json must not depend on the core count: BLAS products round differently when
+    split over threads, so the whole run holds BLAS to one thread (seen from inside a stage)."""
+    from threadpoolctl import threadpool_info
+
+    from workbench import paired, pipeline
+
+    seen: list[int] = []
+    real = paired.contrasts
+
+    def spy(*a: Any, **k: Any) -> Any:
+        seen.extend(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+        return real(*a, **k)
+
+    monkeypatch.setattr(paired, "contrasts", spy)
+    pipeline.run([str(EX / "judge_rows.jsonl")], str(EX / "config.yaml"))
+    assert seen and set(seen) == {1}

@@ -11,6 +11,7 @@ effect the data could ever have shown.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from collections.abc import Callable
@@ -40,17 +41,139 @@ def _narrow(rows: pl.DataFrame, cfg: Config, field: str) -> pl.DataFrame:
     return cell_rows(rows.select(list(dict.fromkeys(c for c in cols if c in rows.columns))))
 
 
+# --------------------------------------------------------------------------- prepared tables
+
+KEYS = ("scenario", "variant", "trial", "judge")
+_CODE = {"scenario": "_s", "variant": "_v", "trial": "_t", "judge": "_j"}
+
+
+class _Coded:
+    """The cell rows once, with integer key codes: what every paired record filters.
+
+    ``names[k]``: the distinct values of key ``k`` in code point order (Python's string
+    order, which is polars' sort order and ``np.unique``'s), and column ``_s``/``_v``/``_t``/``_j``
+    the position of each row's key in it. A code is therefore monotone in the string order of
+    its key: the ``workbench.stats`` functions, which code cluster labels with ``np.unique``,
+    give the same codes (so the same numbers) for scenario codes as for scenario names, and a
+    sort by codes is the sort by names. ``frame`` keeps the input order of the rows (polars
+    group means, which sum in row order, are then those of the row table); it holds the codes,
+    the score fields and the subsets' fields only.
+    """
+
+    def __init__(self, rows: pl.DataFrame, cfg: Config, fields: list[str]) -> None:
+        subset_fields = [f for spec in cfg.subsets.values() for f in spec]
+        keep = list(dict.fromkeys(c for c in [*KEYS, *fields, *subset_fields] if c in rows.columns))
+        base = cell_rows(rows.select(list(dict.fromkeys(["bucket", *keep]))))
+        self.names: dict[str, list[str]] = {}
+        codes = []
+        for k in KEYS:
+            col = base[k].cast(pl.String)
+            if col.null_count():  # ingest makes a line without a key malformed: never a cell row
+                raise ValueError(f"a cell row has no {k}")
+            self.names[k] = sorted(col.unique().to_list())
+            codes.append(col.cast(pl.Enum(self.names[k])).to_physical().cast(pl.Int64).alias(_CODE[k]))
+        self.frame = base.select(keep).with_columns(codes)
+        self.size = {k: max(len(v), 1) for k, v in self.names.items()}
+        self._joint: tuple[int, np.ndarray] | None = None
+
+    def code(self, key: str, name: str | None) -> int | None:
+        """The code of ``name`` in key ``key`` (None when no cell row has it)."""
+        names = self.names[key]
+        i = bisect.bisect_left(names, name) if name is not None else len(names)
+        return i if i < len(names) and names[i] == name else None
+
+    def joint_codes(self, boot: JointBootstrap, scenario_codes: np.ndarray) -> np.ndarray:
+        """Positions in ``boot``'s scenario index of scenario codes (what ``add_values`` codes
+        scenario names to)."""
+        if self._joint is None or self._joint[0] != id(boot):
+            self._joint = (id(boot), boot.codes_of(np.array(self.names["scenario"], dtype=object)))
+        return self._joint[1][scenario_codes]
+
+
+class _Scope:
+    """The valid values of one field in one scope (a subset, optionally one judge), coded.
+
+    ``sc``/``vr``/``tr``/``jd``/``x``: scenario, variant, trial, judge codes and values in the
+    canonical order the records use, variant first (by variant, scenario, trial, judge,
+    value): a variant's rows are the slice ``span(variant)``, in the order of the whole
+    scope's sort by (scenario, variant, trial, judge, value) restricted to that variant.
+    """
+
+    def __init__(self, coded: _Coded, cfg: Config, fld: str, subset: str | None,
+                 judge: str | None = None) -> None:
+        self.coded = coded
+        pred = subset_filter(cfg, subset) & pl.col(fld).is_not_null()
+        if judge is not None:
+            jc = coded.code("judge", judge)
+            pred = pred & (pl.col("_j") == (-1 if jc is None else jc))
+        # input order: the group means below sum each group in the row table's order
+        self.frame = coded.frame.filter(pred).select("_s", "_v", "_t", "_j", pl.col(fld).alias("x"))
+        f = self.frame
+        sc, vr, tr, jd = (f[c].to_numpy() for c in ("_s", "_v", "_t", "_j"))
+        x = f["x"].to_numpy().astype(np.float64)
+        order = np.lexsort((x, jd, tr, sc, vr))
+        self.sc, self.vr, self.tr, self.jd, self.x = sc[order], vr[order], tr[order], jd[order], x[order]
+        self._units: dict[bool, tuple[np.ndarray, ...]] = {}
+        self._by_judge: np.ndarray | None = None
+        self._columns: dict[tuple[int, str], int] = {}
+
+    def column(self, boot: JointBootstrap, variant: str) -> int:
+        """The bootstrap column of a variant's values (registered once per bootstrap: every
+        contrast of the variant registers the same column)."""
+        key = (id(boot), variant)
+        if key not in self._columns:
+            sp = self.span(variant)
+            self._columns[key] = boot.add_coded(self.coded.joint_codes(boot, self.sc[sp]), self.x[sp])
+        return self._columns[key]
+
+    def span(self, variant: str) -> slice:
+        code = self.coded.code("variant", variant)
+        if code is None:
+            return slice(0, 0)
+        return slice(int(np.searchsorted(self.vr, code, "left")), int(np.searchsorted(self.vr, code, "right")))
+
+    def units(self, trials_matched: bool) -> tuple[np.ndarray, ...]:
+        """Per (variant, scenario[, trial], judge) unit: (variant, scenario, unit key, mean),
+        sorted by variant then unit key (the unit's scenario[, trial], judge order). The means
+        are polars group means of the rows in input order, as ``matched_units`` computes them."""
+        if trials_matched not in self._units:
+            by = ["_v", "_s", "_t", "_j"] if trials_matched else ["_v", "_s", "_j"]
+            u = self.frame.group_by(by).agg(pl.col("x").mean().alias("m")).sort(by)
+            v, s, j = u["_v"].to_numpy(), u["_s"].to_numpy(), u["_j"].to_numpy()
+            size = self.coded.size
+            key = s * size["trial"] + u["_t"].to_numpy() if trials_matched else s
+            key = key * size["judge"] + j
+            self._units[trials_matched] = (v, s, key, u["m"].to_numpy())
+        return self._units[trials_matched]
+
+    def by_judge(self) -> np.ndarray:
+        """Row order by judge, then scenario, variant, trial, value (positions in ``sc``...)."""
+        if self._by_judge is None:
+            self._by_judge = np.lexsort((self.x, self.tr, self.vr, self.sc, self.jd))
+        return self._by_judge
+
+    def item_codes(self, idx: np.ndarray) -> np.ndarray:
+        """Item (scenario, variant, trial) codes of rows ``idx``, monotone in that order."""
+        size = self.coded.size
+        return (self.sc[idx] * size["variant"] + self.vr[idx]) * size["trial"] + self.tr[idx]
+
+
 # --------------------------------------------------------------------------- judge offsets
 
 
 def judge_pairs(rows: pl.DataFrame, cfg: Config, judge_a: str, judge_b: str,
                 field: str | None = None) -> pl.DataFrame:
-    """Items (scenario, variant, trial) both judges scored validly: columns a, b, diff (a - b)."""
+    """Items (scenario, variant, trial) both judges scored validly: columns a, b, diff (a - b).
+
+    Sorted by item, then a, then b: an item with several rows of a judge (conflicting
+    re-runs) gives every combination, in value order, so the order (hence the float sums of
+    the records) does not depend on the order of input lines."""
     fld = field or cfg.headline
     v = _valid(rows, fld).select(*ITEM, "judge", fld)
     a = v.filter(pl.col("judge") == judge_a).select(*ITEM, pl.col(fld).alias("a"))
     b = v.filter(pl.col("judge") == judge_b).select(*ITEM, pl.col(fld).alias("b"))
-    return a.join(b, on=ITEM, how="inner").with_columns((pl.col("a") - pl.col("b")).alias("diff")).sort(ITEM)
+    return (a.join(b, on=ITEM, how="inner").with_columns((pl.col("a") - pl.col("b")).alias("diff"))
+            .sort([*ITEM, "a", "b"]))
 
 
 def _kappa_labels(a: np.ndarray, b: np.ndarray, cfg: Config) -> np.ndarray | None:
@@ -72,18 +195,46 @@ def _kappa_labels(a: np.ndarray, b: np.ndarray, cfg: Config) -> np.ndarray | Non
 
 def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: str | None,
                    subset: str | None, seed_offset: int, joint: JointBootstrap | None = None) -> dict[str, Any]:
+    """One judge offset ja - jb on ``rows`` (see :func:`judge_offsets`)."""
+    coded = _Coded(rows, cfg, [cfg.headline])
+    boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)
+    rec = _offset_from(_Scope(coded, cfg, cfg.headline, subset), cfg, ja, jb, variant, subset, boot)
+    if joint is None:
+        boot.run()
+    return rec
+
+
+def _judge_rows(scope: _Scope, judge: str, variant: str | None) -> np.ndarray:
+    """Positions (in ``scope``'s arrays) of the judge's valid rows, by item then value."""
+    coded = scope.coded
+    order = scope.by_judge()
+    jc = coded.code("judge", judge)
+    vc = coded.code("variant", variant) if variant is not None else None
+    if jc is None or (variant is not None and vc is None):
+        return order[:0]
+    jd = scope.jd[order]
+    idx = order[int(np.searchsorted(jd, jc, "left")):int(np.searchsorted(jd, jc, "right"))]
+    return idx if vc is None else idx[scope.vr[idx] == vc]
+
+
+def _offset_from(scope: _Scope, cfg: Config, ja: str, jb: str, variant: str | None,
+                 subset: str | None, boot: JointBootstrap) -> dict[str, Any]:
+    """The offset record from a prepared scope: the pairs of :func:`judge_pairs` (the same
+    arrays in the same order) by an integer join of the two judges' rows."""
     fld = cfg.headline
-    scope = cell_rows(rows).filter(subset_filter(cfg, subset))
-    if variant is not None:
-        scope = scope.filter(pl.col("variant") == variant)
-    pairs = judge_pairs(scope, cfg, ja, jb)
-    valid = scope.filter(pl.col(fld).is_not_null())
-    items_a = valid.filter(pl.col("judge") == ja).select(ITEM).unique()
-    items_b = valid.filter(pl.col("judge") == jb).select(ITEM).unique()
-    only_a = items_a.join(items_b, on=ITEM, how="anti").height
-    only_b = items_b.join(items_a, on=ITEM, how="anti").height
-    a, b, d = pairs["a"].to_numpy(), pairs["b"].to_numpy(), pairs["diff"].to_numpy()
-    sc = pairs["scenario"].to_numpy()
+    ia, ib = _judge_rows(scope, ja, variant), _judge_rows(scope, jb, variant)
+    ka, kb = scope.item_codes(ia), scope.item_codes(ib)  # ascending; ties by value
+    # the inner join: every row of a with every row of b of its item, by (item, a, b)
+    lo, hi = np.searchsorted(kb, ka, "left"), np.searchsorted(kb, ka, "right")
+    cnt = hi - lo
+    pa = np.repeat(np.arange(ka.size), cnt)
+    pb = np.arange(pa.size) + np.repeat(lo - np.cumsum(cnt) + cnt, cnt)
+    a, b = scope.x[ia][pa], scope.x[ib][pb]
+    d = a - b
+    sc = scope.sc[ia][pa]
+    items_a, items_b = np.unique(ka), np.unique(kb)
+    both = int(np.isin(items_a, items_b, assume_unique=True).sum())
+    only_a, only_b = int(items_a.size) - both, int(items_b.size) - both
     ps = stats.paired_summary(d, sc, cfg.confidence, bootstrap=False)
     p_cl = None
     if ps.se_clustered is not None and ps.se_clustered > 0 and ps.df_clustered is not None:
@@ -111,10 +262,8 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
     }
     # boot_low/boot_high: the joint bootstrap of the per-scenario sums of within-item
     # differences (weighted mean difference), on the run's scenario weights
-    boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)
-    boot.request(rec, boot.add_values(sc, d), where=f"judge_offset:{ja}-{jb}/{variant or ''}/{subset or ''}/{fld}")
-    if joint is None:
-        boot.run()
+    boot.request(rec, boot.add_coded(scope.coded.joint_codes(boot, sc), d),
+                 where=f"judge_offset:{ja}-{jb}/{variant or ''}/{subset or ''}/{fld}")
     return rec
 
 
@@ -137,13 +286,16 @@ def judge_offsets(rows: pl.DataFrame, cfg: Config,
     variants, _ = selection.offset_variants(rows, cfg, len(judge_pairs))
     rows = _narrow(rows, cfg, cfg.headline)
     out = []
-    k = 0
     boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)
+    # one coded table and one prepared scope per subset, shared by every judge pair
+    coded = _Coded(rows, cfg, [cfg.headline]) if judge_pairs else None
+    scopes: dict[str | None, _Scope] = {}
     for ja, jb in judge_pairs:
         for subset in [None, *cfg.subsets]:
+            if subset not in scopes:
+                scopes[subset] = _Scope(coded, cfg, cfg.headline, subset)  # type: ignore[arg-type]
             for variant in [None, *variants] if subset is None else [None]:
-                k += 1
-                out.append(_offset_record(rows, cfg, ja, jb, variant, subset, 1000 + k, boot))
+                out.append(_offset_from(scopes[subset], cfg, ja, jb, variant, subset, boot))
                 if progress is not None:
                     progress(1)
     boot.run()
@@ -176,14 +328,54 @@ def matched_units(rows: pl.DataFrame, a: str, b: str, field: str,
     if m.height:
         unit = "row" if trials_matched else "scenario_judge"
         return m.with_columns((pl.col("a") - pl.col("b")).alias("diff")).sort(key), unit
-    sa = ra.group_by("scenario").agg(pl.col("a").mean())
-    sb = rb.group_by("scenario").agg(pl.col("b").mean())
+    # each scenario's mean of its units' means, over the units in key order
+    sides = []
+    for r, side in ((ra.sort(key), "a"), (rb.sort(key), "b")):
+        names, means = _mean_by_scenario(r["scenario"].to_numpy(), r[side].to_numpy())
+        sides.append(pl.DataFrame({"scenario": names, side: means},
+                                  schema={"scenario": r.schema["scenario"], side: pl.Float64}))
+    sa, sb = sides
     m = sa.join(sb, on="scenario", how="inner")
     return m.with_columns((pl.col("a") - pl.col("b")).alias("diff")).sort("scenario"), "scenario_mean"
 
 
+def _mean_by_scenario(scenario: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per scenario (``scenario`` grouped, in its order): the mean of its values (numpy's sum
+    of each group, so the same numbers whatever frame the groups come from)."""
+    if scenario.size == 0:
+        return scenario[:0], values[:0].astype(np.float64)
+    starts = np.flatnonzero(np.r_[True, scenario[1:] != scenario[:-1]])
+    n = np.diff(np.r_[starts, scenario.size])
+    return scenario[starts], np.add.reduceat(values.astype(np.float64), starts) / n
+
+
 UNIT_KEYS = {"row": ["scenario", "trial", "judge"], "scenario_judge": ["scenario", "judge"],
              "scenario_mean": ["scenario"]}
+
+
+def _matched(scope: _Scope, a: str, b: str, trials_matched: bool) -> tuple[pl.DataFrame, str, int, int]:
+    """:func:`matched_units` on a prepared scope: ``(frame with scenario (codes), a, b, diff;
+    unit; units of a; units of b)``, the same values in the same order (the unit means are
+    computed once per scope, for every variant)."""
+    v, s, key, mean = scope.units(trials_matched)
+    spans = []
+    for name in (a, b):
+        code = scope.coded.code("variant", name)
+        lo, hi = ((int(np.searchsorted(v, code, "left")), int(np.searchsorted(v, code, "right")))
+                  if code is not None else (0, 0))
+        spans.append(slice(lo, hi))
+    sa, sb = spans
+    common, ia, ib = np.intersect1d(key[sa], key[sb], assume_unique=True, return_indices=True)
+    if common.size:
+        ma, mb = mean[sa][ia], mean[sb][ib]
+        m = pl.DataFrame({"scenario": s[sa][ia], "a": ma, "b": mb, "diff": ma - mb})
+        return m, "row" if trials_matched else "scenario_judge", int(key[sa].size), int(key[sb].size)
+    # no unit with a partner: each scenario's mean of its units' means (units in key order)
+    (ga, ma), (gb, mb) = _mean_by_scenario(s[sa], mean[sa]), _mean_by_scenario(s[sb], mean[sb])
+    _, ia, ib = np.intersect1d(ga, gb, assume_unique=True, return_indices=True)
+    m = pl.DataFrame({"scenario": ga[ia], "a": ma[ia], "b": mb[ib], "diff": ma[ia] - mb[ib]},
+                     schema={"scenario": pl.Int64, "a": pl.Float64, "b": pl.Float64, "diff": pl.Float64})
+    return m, "scenario_mean", int(ga.size), int(gb.size)
 
 
 def _power_inputs(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray,
@@ -217,7 +409,12 @@ def _power_inputs(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray
         values = np.concatenate([xa - xa.mean(), xb - xb.mean()])
         clusters = np.concatenate([ca, cb])
     icc = stats.icc_oneway(values, clusters)
-    sizes = np.unique(clusters, return_counts=True)[1]
+    if clusters.dtype.kind in "iu" and clusters.size and clusters.min() >= 0:
+        # scenario codes: the counts np.unique gives, in the same (code) order
+        sizes = np.bincount(clusters)
+        sizes = sizes[sizes > 0]
+    else:
+        sizes = np.unique(clusters, return_counts=True)[1]
     out["deff"] = stats.design_effect(icc, sizes) if icc is not None else None
     return out
 
@@ -234,30 +431,44 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
     when it runs), else a bootstrap over ``rows``'s scenarios run at once.
     """
     fld = field or cfg.headline
-    scope = cell_rows(rows).filter(subset_filter(cfg, subset))
-    if judge is not None:
-        scope = scope.filter(pl.col("judge") == judge)
-    # canonical row order: float sums do not depend on the order of input lines
-    v = scope.filter(pl.col(fld).is_not_null()).sort(["scenario", "variant", "trial", "judge", fld])
-    va = v.filter(pl.col("variant") == a)
-    vb = v.filter(pl.col("variant") == b)
-    xa, ca = va[fld].to_numpy(), va["scenario"].to_numpy()
-    xb, cb = vb[fld].to_numpy(), vb["scenario"].to_numpy()
+    scope = _Scope(_Coded(rows, cfg, [fld]), cfg, fld, subset, judge)
+    boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)
+    rec = _contrast_from(scope, cfg, a, b, fld, subset, judge, boot)
+    if joint is None:
+        boot.run()
+    return rec
+
+
+def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset: str | None,
+                   judge: str | None, boot: JointBootstrap) -> dict[str, Any]:
+    """The contrast record from a prepared scope (valid values of ``fld`` in the subset,
+    for ``judge`` or all): each side's values in canonical row order (scenario, trial,
+    judge, value: float sums do not depend on the order of input lines), scenario codes
+    as cluster labels (the same codes ``np.unique`` gives the names, so the same numbers)."""
+    coded = scope.coded
+    spa, spb = scope.span(a), scope.span(b)
+    xa, ca = scope.x[spa], scope.sc[spa]
+    xb, cb = scope.x[spb], scope.sc[spb]
     ds = stats.diff_clustered(xa, ca, xb, cb, cfg.confidence)
-    m, unit = matched_units(scope, a, b, fld, cfg.trials_matched)
-    ps = stats.paired_summary(m["diff"].to_numpy(), m["scenario"].to_numpy(), cfg.confidence, bootstrap=False)
+    m, unit, units_a, units_b = _matched(scope, a, b, cfg.trials_matched)
+    m_sc, m_diff = m["scenario"].to_numpy(), m["diff"].to_numpy()
+    ps = stats.paired_summary(m_diff, m_sc, cfg.confidence, bootstrap=False)
     loo_min, loo_max = stats.leave_one_cluster_out_diff(xa, ca, xb, cb) if xa.size and xb.size else (None, None)
     power = _power_inputs(xa, ca, xb, cb, m, unit)
     n_need = (stats.n_needed(power["sd"], cfg.target_effect, cfg.alpha, cfg.power, rho=power["rho"],
                              design_effect=max(power["deff"] or 1.0, 1.0), paired=power["paired"])
               if power["sd"] is not None else None)
-    key = UNIT_KEYS[unit]
-    matched_keys = m.select(key)
-    both = pl.concat([va, vb])
-    bv, wv, g_plan, t0 = (stats.contrast_variance_components(
-        both[fld].to_numpy(), both["scenario"].to_numpy(), (both["variant"] == a).to_numpy(),
-        (both["scenario"] + "\x1f" + both["variant"] + "\x1f" + both["trial"].cast(pl.String)).to_numpy())
-        if va.height and vb.height else (None, None, 0, 0.0))
+    if xa.size and xb.size:
+        vr = np.concatenate([scope.vr[spa], scope.vr[spb]])
+        tr = np.concatenate([scope.tr[spa], scope.tr[spb]])
+        sc = np.concatenate([ca, cb])
+        # trial units (scenario, variant, trial): codes in the order of their names
+        size = coded.size
+        trial_unit = (sc * size["variant"] + vr) * size["trial"] + tr
+        bv, wv, g_plan, t0 = stats.contrast_variance_components(
+            np.concatenate([xa, xb]), sc, vr == coded.code("variant", a), trial_unit)
+    else:
+        bv, wv, g_plan, t0 = None, None, 0, 0.0
     plan = stats.cluster_power_plan(bv, wv, g_plan, t0, cfg.target_effect, cfg.alpha, cfg.power)
     rec = {
         "a": a, "b": b, "field": fld, "subset": subset, "judge": judge,
@@ -272,8 +483,8 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
                              else "paired_t" if ps.ci_low is not None else None),
         "paired_boot_low": None, "paired_boot_high": None,
         "matched": ps.n,
-        "unmatched_a": va.select(key).unique().join(matched_keys, on=key, how="anti").height,
-        "unmatched_b": vb.select(key).unique().join(matched_keys, on=key, how="anti").height,
+        "unmatched_a": units_a - m.height,
+        "unmatched_b": units_b - m.height,
         "loo_min": loo_min, "loo_max": loo_max,
         "pairing_correlation": power["rho_pearson"], "pairing_spearman": power["rho_spearman"],
         "design_effect": power["deff"], "sd": power["sd"], "n_needed_paired": power["paired"],
@@ -291,15 +502,12 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
         "trials_ceiling_power": plan["trials_ceiling_power"], "power_statement": plan["statement"],
         "between_scenario_var": bv, "within_scenario_var": wv,
     }
-    boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)
     where = f"{a}-{b}/{fld}/{subset or ''}/{judge or ''}"
     if xa.size and xb.size:
-        boot.request(rec, boot.add_values(ca, xa), boot.add_values(cb, xb), where="contrast:" + where)
+        boot.request(rec, scope.column(boot, a), scope.column(boot, b), where="contrast:" + where)
     if ps.n:
-        boot.request(rec, boot.add_values(m["scenario"].to_numpy(), m["diff"].to_numpy()),
+        boot.request(rec, boot.add_coded(coded.joint_codes(boot, m_sc), m_diff),
                      keys=("paired_boot_low", "paired_boot_high"), where="contrast_paired:" + where)
-    if joint is None:
-        boot.run()
     return rec
 
 
@@ -327,10 +535,13 @@ def contrasts(rows: pl.DataFrame, cfg: Config,
     rows = _narrow(rows, cfg, cfg.headline)
     out = []
     boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)
+    coded = _Coded(rows, cfg, [cfg.headline]) if pairs else None
     for subset in [None, *cfg.subsets]:
         fam = []
-        for i, (a, b) in enumerate(pairs):
-            fam.append(contrast_record(rows, cfg, a, b, None, subset, None, i, boot))
+        # one prepared scope per subset, shared by every pair
+        scope = _Scope(coded, cfg, cfg.headline, subset) if coded is not None else None
+        for a, b in pairs:
+            fam.append(_contrast_from(scope, cfg, a, b, cfg.headline, subset, None, boot))  # type: ignore[arg-type]
             if progress is not None:
                 progress(1)
         adj = stats.holm([r["p"] for r in fam])
@@ -425,18 +636,37 @@ def repetition_consistency(rows: pl.DataFrame, cfg: Config) -> dict[str, Any]:
     fld = cfg.headline
     v = _valid(rows, fld)
     per_variant = []
-    for (variant,), g in sorted(v.partition_by(["variant"], as_dict=True).items()):
-        trials = g["trial"].n_unique()
-        icc = None
-        if trials > 1:
-            icc = stats.icc_oneway(g[fld].to_numpy(), (g["scenario"] + "\x1f" + g["judge"]).to_numpy())
-        per_variant.append({"variant": variant, "trials": int(trials), "icc_trials": icc})
+    if v.height:
+        # the cluster of a value: its (scenario, judge) pair, as an integer code in the order
+        # of the labels "scenario\x1fjudge" (np.unique codes them so: the same ICC as on the
+        # labels, without a million concatenated strings)
+        coded = _Coded(v, cfg, [fld])
+        f = coded.frame
+        size_j = coded.size["judge"]
+        pair = f["_s"].to_numpy() * size_j + f["_j"].to_numpy()
+        distinct, inverse = np.unique(pair, return_inverse=True)
+        sn, jn = coded.names["scenario"], coded.names["judge"]
+        labels = [sn[p // size_j] + "\x1f" + jn[p % size_j] for p in distinct.tolist()]
+        rank = np.empty(distinct.size, dtype=np.int64)
+        rank[sorted(range(distinct.size), key=labels.__getitem__)] = np.arange(distinct.size)
+        cluster = rank[inverse.reshape(-1)]
+        vcode, x = f["_v"].to_numpy(), f[fld].to_numpy()
+        trials = dict(v.group_by("variant").agg(pl.col("trial").n_unique()).iter_rows())
+        for code, variant in enumerate(coded.names["variant"]):  # each variant's rows in row order
+            icc = None
+            if trials[variant] > 1:
+                mask = vcode == code
+                icc = stats.icc_oneway(x[mask], cluster[mask])
+            per_variant.append({"variant": variant, "trials": int(trials[variant]), "icc_trials": icc})
     trial_ids = sorted(v["trial"].unique().to_list())
     overall = v.group_by("variant").agg(pl.col(fld).mean().alias("m"))
     slices = []
     if len(trial_ids) > 1:
-        per_slice = {t: dict(v.filter(pl.col("trial") == t).group_by("variant").agg(pl.col(fld).mean())
-                             .iter_rows()) for t in trial_ids}
+        # each trial's variant means (one grouping; each group sums its rows in row order)
+        means = v.group_by("trial", "variant").agg(pl.col(fld).mean())
+        per_slice: dict[Any, dict[Any, float]] = {t: {} for t in trial_ids}
+        for t, variant, mean in means.iter_rows():
+            per_slice[t][variant] = mean
         common = sorted(set.intersection(*(set(d) for d in per_slice.values())))
         base = dict(overall.iter_rows())
         ref = sorted(common, key=lambda x: (-base[x], x))

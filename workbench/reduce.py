@@ -158,8 +158,13 @@ class JointBootstrap:
     def add_values(self, labels: np.ndarray, values: np.ndarray) -> int:
         """Register a column from values with their scenario labels (summed in canonical
         order: by scenario, then value, so the sums do not depend on the order of rows)."""
+        return self.add_coded(self.codes_of(labels), values)
+
+    def add_coded(self, codes: np.ndarray, values: np.ndarray) -> int:
+        """:meth:`add_values` with the values' scenario codes (positions in the index,
+        :meth:`codes_of`) instead of their labels."""
         x = np.asarray(values, dtype=np.float64)
-        codes = self.codes_of(labels)
+        codes = np.asarray(codes, dtype=np.intp)
         if x.size == 0:
             return self.add_sums(np.zeros(0, dtype=np.intp), np.zeros(0), np.zeros(0))
         order = np.lexsort((x, codes))

@@ -1,6 +1,7 @@
 """Statistics for the workbench: the single home for every estimator.
 
-Depends only on numpy, scipy and the ``krippendorff`` package.
+Depends only on numpy, scipy, the ``krippendorff`` package and ``threadpoolctl`` (one BLAS
+thread where a product is exact whatever the split: :func:`_one_blas_thread_if_exact`).
 
 Conventions used throughout
 ---------------------------
@@ -307,6 +308,10 @@ def _codes(clusters: ArrayLike, n: int, name: str = "clusters") -> tuple[NDArray
         raise ValueError(f"{name} has length {lab.shape[0]}, expected {n}")
     if n == 0:
         return np.zeros(0, dtype=np.intp), 0
+    if lab.dtype.kind in "iu":
+        dense = _dense_int_codes(lab)
+        if dense is not None:
+            return dense
     if lab.dtype.kind == "f":
         if np.any(np.isnan(lab)):
             raise ValueError(f"{name} contains missing (NaN) labels")
@@ -324,6 +329,21 @@ def _codes(clusters: ArrayLike, n: int, name: str = "clusters") -> tuple[NDArray
         )
     g = int(inv.max()) + 1
     return inv, g
+
+
+def _dense_int_codes(lab: NDArray[Any]) -> tuple[NDArray[np.intp], int] | None:
+    """``np.unique(lab, return_inverse=True)``'s codes for integer labels, in O(n): the rank
+    of each label among the distinct labels (a table over the label range, when that range is
+    at most a few times the number of labels; else None and np.unique sorts)."""
+    lo, hi = int(lab.min()), int(lab.max())
+    if hi - lo > 4 * lab.size + 1024:
+        return None
+    present = np.zeros(hi - lo + 1, dtype=bool)
+    wide = np.uint64 if lab.dtype.kind == "u" else np.int64
+    off = (lab.astype(wide) - wide(lo)).astype(np.intp)  # below the (small) range
+    present[off] = True
+    rank = np.cumsum(present, dtype=np.intp) - 1
+    return rank[off], int(rank[-1]) + 1
 
 
 def _check_confidence(confidence: float) -> float:
@@ -1125,10 +1145,31 @@ def krippendorff_alpha(a: ArrayLike, b: ArrayLike, level: str = "interval") -> f
     if x.size == 0 or np.unique(np.concatenate([x, y])).size < 2:
         return None
     with np.errstate(divide="ignore", invalid="ignore"):
-        val = _krippendorff.alpha(
-            reliability_data=np.vstack([x, y]), level_of_measurement=level
-        )
+        val = _krippendorff_two_raters(x, y, level)
     return _f(val)
+
+
+def _krippendorff_two_raters(x: NDArray[np.float64], y: NDArray[np.float64], level: str) -> Any:
+    """``krippendorff.alpha(reliability_data=np.vstack([x, y]), level_of_measurement=level)``
+    for two raters who rated every unit, without its (units x values x values) array.
+
+    The package sums, per unit, the outer product of the unit's value counts minus its
+    diagonal over (pairable - 1); with two values per unit that is 1 for (a, b) and (b, a)
+    (2 on the diagonal when a = b), so the coincidence matrix is C + C^T with C the
+    (a, b) contingency counts: whole numbers, exact in float64, hence equal to the
+    package's matrix bit for bit. The rest is the package's own code (random coincidences,
+    distances, the ratio), so the value is the package's (a test compares them exactly).
+    """
+    _kd = _krippendorff.krippendorff  # the module: its private steps, pinned in requirements.lock
+    domain, inv = np.unique(np.concatenate([x, y]), return_inverse=True)
+    v = domain.size
+    inv = np.asarray(inv, dtype=np.intp).reshape(-1)
+    c = np.bincount(inv[: x.size] * v + inv[x.size :], minlength=v * v).reshape(v, v).astype(np.float64)
+    o = c + c.T
+    n_v = o.sum(axis=0)
+    e = _kd._random_coincidences(n_v, dtype=np.float64)
+    d = _kd._distances(domain, _kd._distance_metric(level), n_v, dtype=np.float64)
+    return 1 - (o * d).sum() / (e * d).sum()
 
 
 def spearman(a: ArrayLike, b: ArrayLike) -> float | None:
@@ -1869,10 +1910,30 @@ def sign_flip_test(
     b = _check_resamples(resamples)
     rng = np.random.default_rng(seed)
     exceed = 0
-    for size in _chunks(b, g):
-        pats = rng.integers(0, 2, size=(size, g)) * 2.0 - 1.0
-        exceed += int(np.sum(np.abs(pats @ sums) >= obs - tol))
+    with _one_blas_thread_if_exact(sums):
+        for size in _chunks(b, g):
+            pats = rng.integers(0, 2, size=(size, g)) * 2.0 - 1.0
+            exceed += int(np.sum(np.abs(pats @ sums) >= obs - tol))
     return float((1.0 + exceed) / (1.0 + b))
+
+
+def _one_blas_thread_if_exact(sums: NDArray[np.float64]) -> Any:
+    """One BLAS thread for products of +-1 patterns with ``sums`` when they are exact.
+
+    With whole-number sums whose absolute total is below 2**53, every partial sum of
+    +-sums is a whole number below 2**53, exact in float64, so the products do not depend
+    on how BLAS splits and orders the sum: one thread gives the bits any number of threads
+    gives (not so for fractional sums, whose rounding depends on the split: those keep the
+    default). One thread because OpenBLAS threads spin-wait on a shared machine (the
+    sign-flip products cost about twice the CPU with 2 threads under load).
+    """
+    import contextlib
+
+    if not (np.all(sums == np.floor(sums)) and float(np.abs(sums).sum()) < 2.0**53):
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def power_t(effect: float, se: float, df: float, alpha: float = 0.05) -> float:
