@@ -347,7 +347,9 @@ def missingness_tests(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
             "statistic": res.statistic,
             "p_value": res.p_value,
             "method": method_name(factor, res),
-            "permutations": PERMUTATIONS,
+            # the Monte-Carlo permutations drawn; null when none were (the large-sample form,
+            # or an undefined test): results.json records the parameters that were used
+            "permutations": PERMUTATIONS if res.method not in ("block_permutation_asymptotic", "undefined") else None,
             "classic_p": classic.p_value,
             "classic_method": classic.method,
             "levels": len(rates),

@@ -347,7 +347,7 @@ def position_swap(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
             per[sc][pos] = None if per[sc].get(pos, 0.0) is None else usable
         lines = (reread.filter((pl.col("variant") == variant) & (pl.col("judge") == judge))
                  .group_by("scenario").agg(pl.col("file"), pl.col("line")))
-        reruns = sum(1 for fs, ls in lines.select("file", "line").iter_rows() if len(set(zip(fs, ls))) > 1)
+        reruns = sum(1 for fs, ls in lines.select("file", "line").iter_rows() if len(set(zip(fs, ls, strict=True))) > 1)
         both = disagree = one = none = 0
         by_pos: dict[str, list[float]] = defaultdict(list)
         for games in per.values():
