@@ -20,7 +20,7 @@ import polars as pl
 from workbench import stats
 from workbench.config import Config
 from workbench.paired import ITEM, UNIT_KEYS, _kappa_labels, _mean_by_scenario, _valid
-from workbench.reduce import JointBootstrap
+from workbench.reduce import JointBootstrap, bootstrap_resamples, scenario_index
 from workbench.selection import cell_rows, subset_filter
 
 
@@ -50,6 +50,8 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
     a, b, d = pairs["a"].to_numpy(), pairs["b"].to_numpy(), pairs["diff"].to_numpy()
     sc = pairs["scenario"].to_numpy()
     ps = stats.paired_summary(d, sc, cfg.confidence, bootstrap=False)
+    # the run's resample count: bootstrap.resamples cut to bootstrap.budget / run scenarios
+    flips = bootstrap_resamples(cfg, len(scenario_index(rows)))
     p_cl = None
     if ps.se_clustered is not None and ps.se_clustered > 0 and ps.df_clustered is not None:
         from scipy import stats as _sps
@@ -61,8 +63,9 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
         "mean_diff": ps.mean, "ci_low": ps.ci_low_clustered, "ci_high": ps.ci_high_clustered,
         "ci_method": "cluster_t" if ps.ci_low_clustered is not None else None,
         "p": p_cl, "p_method": "cluster_t" if p_cl is not None else None,
-        "p_sign_flip": stats.sign_flip_test(d, sc, cfg.resamples, stats.derive_seed(
+        "p_sign_flip": stats.sign_flip_test(d, sc, flips, stats.derive_seed(
             cfg.seed, "sign_flip", ja, jb, variant, subset, fld)) if ps.n else None,
+        "sign_flip_resamples": None,
         "boot_low": ps.boot_low, "boot_high": ps.boot_high,
         "t_ci_low": ps.ci_low, "t_ci_high": ps.ci_high,
         "clustered_ci_low": ps.ci_low_clustered, "clustered_ci_high": ps.ci_high_clustered,
@@ -74,6 +77,8 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
         "krippendorff_alpha": stats.krippendorff_alpha(a, b) if ps.n else None,
         "spearman": stats.spearman(a, b) if ps.n else None,
     }
+    if rec["p_sign_flip"] is not None and ps.clusters > 12:
+        rec["sign_flip_resamples"] = flips
     # boot_low/boot_high: the joint bootstrap of the per-scenario sums of within-item
     # differences (weighted mean difference), on the run's scenario weights
     boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)

@@ -875,3 +875,42 @@ def test_contrast_confounding_by_fisher_on_the_census_margins() -> None:
         assert c["higher"] == (c["a"] if lo > 0 else c["b"] if hi < 0 else None)
         assert c["holm_significant"] is bool(c["p_holm"] < cfg.alpha)
         assert c["underpowered"] is bool(c["mde"] > cfg.target_effect)
+
+
+def test_sign_flip_patterns_follow_the_run_budget_and_are_recorded() -> None:
+    """With resamples x scenarios over bootstrap.budget the sign-flip test draws the cut
+    count of random patterns (as the joint bootstrap does) and the record says how many: the
+    p-value equals stats.sign_flip_test on the judges' paired differences with that count."""
+    import numpy as np
+
+    from workbench import stats
+    from workbench.config import load_config
+
+    rng = np.random.default_rng(5)
+    recs = []
+    for s in range(40):
+        base = rng.normal(6, 1.5)
+        for t in range(2):
+            for j, off in (("ja", 0.3), ("jb", 0.0)):
+                recs.append({"scenario": f"s{s:02d}", "variant": "v", "trial": str(t), "judge": j,
+                             "overall": float(np.clip(np.round(base + off + rng.normal(0, 1)), 1, 10))})
+    import json
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "rows.jsonl"
+        f.write_text("".join(json.dumps(r) + "\n" for r in recs), "utf-8")
+        cfg = load_config(overrides={"bootstrap": {"resamples": 5000, "budget": 40 * 1500, "min_resamples": 100}})
+        from workbench import pipeline
+
+        a = pipeline.run([str(f)], cfg)
+    (off,) = [o for o in a.doc["judge_offsets"] if o["variant"] is None and o["subset"] is None]
+    assert a.doc["bootstrap"]["resamples"] == 1500 and off["sign_flip_resamples"] == 1500
+    by = {(r["scenario"], r["trial"], r["judge"]): r["overall"] for r in recs}
+    keys = sorted({(s, t) for s, t, _ in by})
+    d = np.array([by[(s, t, "ja")] - by[(s, t, "jb")] for s, t in keys])
+    sc = np.array([s for s, _ in keys])
+    seed = stats.derive_seed(cfg.seed, "sign_flip", "ja", "jb", None, None, "overall")
+    assert off["p_sign_flip"] == stats.sign_flip_test(d, sc, 1500, seed)
+    assert off["p_sign_flip"] != stats.sign_flip_test(d, sc, 5000, seed)

@@ -194,7 +194,7 @@ JUDGE_OFFSETS = Schema("judge_offsets", {
     "judge_a": _S, "judge_b": _S, "variant": _S, "subset": _S, "field": _S,
     "pairs": _I, "clusters": _I, "only_a": _I, "only_b": _I,
     "mean_diff": _F, "ci_low": _F, "ci_high": _F, "ci_method": _S, "p": _F, "p_method": _S,
-    "p_sign_flip": _F, "boot_low": _F, "boot_high": _F, "t_ci_low": _F, "t_ci_high": _F,
+    "p_sign_flip": _F, "sign_flip_resamples": _I, "boot_low": _F, "boot_high": _F, "t_ci_low": _F, "t_ci_high": _F,
     "clustered_ci_low": _F, "clustered_ci_high": _F, "ignores_clustering": _S, "wilcoxon_p": _F,
     "diff_counts": _S, "exact_agreement": _F, "within_one": _F, "kappa_quadratic": _F,
     "krippendorff_alpha": _F, "spearman": _F,
