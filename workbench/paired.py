@@ -280,8 +280,9 @@ def judge_offsets(rows: pl.DataFrame, cfg: Config,
     (``ci_method`` ``cluster_t``; ``clustered_ci_*`` repeats it), ``p`` its two-sided p-value
     and ``p_sign_flip`` the sign-flip randomization p over scenarios
     (:func:`workbench.stats.sign_flip_test`: all 2^G patterns when G <= 12, else
-    ``sign_flip_resamples`` random ones, the run's resample count under ``bootstrap.budget``); ``boot_low``/``boot_high`` the cluster bootstrap
-    percentile interval, beside it (it under-covered: 74-90 % in the calibration).
+    ``sign_flip_resamples`` random ones, the run's resample count under ``bootstrap.budget``);
+    ``boot_low``/``boot_high`` the cluster bootstrap percentile interval, beside it (it
+    under-covered: 74-90 % in the calibration).
     ``t_ci_*`` (paired t) and ``wilcoxon_p`` treat pairs as independent: they ignore
     clustering (listed in ``ignores_clustering``) and are never headlined.
     ``only_a``/``only_b``: items only that judge scored validly.
