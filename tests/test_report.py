@@ -381,3 +381,17 @@ def test_rows_listing_takes_every_cell_in_turn_held_out_rows_first() -> None:
     assert totals["j1\x1fa"] == sum(1 for r in recs if (r["judge"], r["variant"]) == ("j1", "a"))
     assert totals["j2\x1f"] == sum(1 for r in recs if r["judge"] == "j2")
     assert totals["\x1fb"] == sum(1 for r in recs if r["variant"] == "b")
+
+
+def test_rows_listing_says_why_a_partial_row_is_held_out(built: report.Report) -> None:
+    """A row held out of the headline with no reason of its own (``partial``: the headline is
+    absent, sub-scores present) says so in the reason column instead of a blank."""
+    import polars as pl
+
+    rows = built.analysis.rows
+    hl = built.headline
+    partial = rows.filter((pl.col("bucket") == "partial") & pl.col("reason").is_null())
+    assert partial.height, "the fixture has partial rows without a reason"
+    html = str(report.rows_appendix(built))
+    status = partial[f"{hl}__status"][0]
+    assert f"<td>{hl} {status}</td>" in html

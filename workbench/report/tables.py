@@ -878,6 +878,7 @@ def rows_appendix(r: Report, limit: int = ROWS_LISTED) -> Html:
             "trial",
             "judge",
             f"{hl}__raw",
+            f"{hl}__status",
             "reason",
             "verdict",
         )
@@ -890,6 +891,10 @@ def rows_appendix(r: Report, limit: int = ROWS_LISTED) -> Html:
             "-" if rec.get("file") is None else f"{Path(str(rec['file'])).name}:{rec.get('line')}"
         )
         raw = rec.get(f"{hl}__raw")
+        reason = rec.get("reason")
+        status = rec.get(f"{hl}__status")
+        if reason is None and rec.get("bucket") != "valid" and status not in (None, "valid"):
+            reason = f"{hl} {status}"  # e.g. a partial row: why it is held out of the headline
         verdict = rec.get("verdict")
         if verdict is not None and len(str(verdict)) > 240:
             verdict = str(verdict)[:239] + "\u2026"
@@ -902,7 +907,7 @@ def rows_appendix(r: Report, limit: int = ROWS_LISTED) -> Html:
                 rec.get("trial"),
                 rec.get("judge"),
                 "-" if raw is None else f"{raw:g}",
-                rec.get("reason"),
+                reason,
                 verdict,
             ]
         )
