@@ -497,3 +497,18 @@ def test_colour_on_a_terminal_only(monkeypatch) -> None:
     assert terminal.colour("HOLDS", "good", object()) == "HOLDS"  # a pipe: no isatty
     monkeypatch.setenv("NO_COLOR", "1")
     assert terminal.colour("HOLDS", "good", Tty()) == "HOLDS"
+
+
+def test_an_underflowing_missingness_p_is_not_printed_as_zero() -> None:
+    """A large-sample test far in its tail returns p = 0.0 (chi-square sf underflow): the
+    terminal says p < 1e-16, never "p = 0"; ordinary p-values keep three digits."""
+    from workbench import terminal
+
+    doc = {"census": [], "missingness_tests": [
+        {"factor": "judge", "method": "judge_permutation_within_item_asymptotic", "p_value": 0.0},
+        {"factor": "variant", "method": "item_permutation_within_scenario_asymptotic", "p_value": 0.160687},
+        {"factor": "x", "method": "undefined", "p_value": None}]}
+    text = terminal.census_text(doc)
+    assert "judge_permutation_within_item_asymptotic p < 1e-16" in text
+    assert "item_permutation_within_scenario_asymptotic p = 0.161" in text
+    assert "undefined p = -" in text and "p = 0\n" not in text + "\n"

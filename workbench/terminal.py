@@ -173,8 +173,9 @@ def census_text(doc: dict[str, Any]) -> str:
            "planned judgments with no row included", table(head, rows, {2, 3, 4, 5, 6, 7})]
     for t in doc.get("missingness_tests", []):
         p = t["p_value"]
-        out.append(f"missing rate depends on {t['factor']}? {t['method']} p = "
-                   f"{'-' if p is None else f'{p:.3g}'}")
+        # a p-value that underflows (a large-sample test far in its tail) is not "p = 0"
+        shown = "p = -" if p is None else "p < 1e-16" if p < 1e-16 else f"p = {p:.3g}"
+        out.append(f"missing rate depends on {t['factor']}? {t['method']} {shown}")
     for s in doc.get("scale_checks", []):
         if s.get("scale_mismatch"):
             out.append(safe("SCALE MISMATCH: " + s["message"]))
