@@ -4,22 +4,22 @@ Each record filters and sorts the row table in polars with string keys and passe
 scenario names to the statistics, one record at a time (workbench/paired.py at dd2e2cf, with
 two orders made canonical: judge pairs sorted by item, then a, then b, where an item has
 several rows of a judge, and a scenario's mean of unit means summed over its units in key
-order by :func:`workbench.paired._mean_by_scenario`).
+order by :func:`workbench.paired._mean_by_scenario`). The power inputs are the product's
+:func:`workbench.paired._power_inputs` (arrays in, numbers out), called here with scenario
+names where the product passes codes.
 ``workbench.paired`` builds integer-coded tables once and must give the same records, value
 for value (tests/test_paired_identity.py).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from workbench import stats
 from workbench.config import Config
-from workbench.paired import ITEM, UNIT_KEYS, _kappa_labels, _mean_by_scenario, _valid
+from workbench.paired import ITEM, UNIT_KEYS, _kappa_labels, _mean_by_scenario, _power_inputs, _valid
 from workbench.reduce import JointBootstrap, bootstrap_resamples, scenario_index
 from workbench.selection import cell_rows, subset_filter
 
@@ -115,42 +115,6 @@ def matched_units(rows: pl.DataFrame, a: str, b: str, field: str,
     sa, sb = sides
     m = sa.join(sb, on="scenario", how="inner")
     return m.with_columns((pl.col("a") - pl.col("b")).alias("diff")).sort("scenario"), "scenario_mean"
-
-
-def _power_inputs(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray,
-                  m: pl.DataFrame, unit: str) -> dict[str, Any]:
-    """What the sample-size formula needs: sd, pairing correlation, design effect.
-
-    ``sd`` is the pooled within-variant SD of the valid values, sqrt((SS_a + SS_b) /
-    (n_a + n_b - 2)). The plan is paired when matched rows exist and their Pearson
-    correlation is positive: then ``rho`` is that correlation and ``deff`` the design
-    effect of the matched differences within scenario (a scenario effect both variants
-    share cancels in a difference; counting it again through the ICC of the values would
-    inflate n). Otherwise the plan is unpaired: ``rho`` = 0 and ``deff`` the design effect of
-    the values centred on their variant means (the variant effect is not clustering).
-    """
-    out: dict[str, Any] = {"sd": None, "rho": 0.0, "deff": None, "paired": False,
-                           "rho_pearson": None, "rho_spearman": None}
-    if xa.size == 0 or xb.size == 0:
-        return out
-    if xa.size + xb.size > 2:
-        ss = float(np.sum((xa - xa.mean()) ** 2) + np.sum((xb - xb.mean()) ** 2))
-        out["sd"] = math.sqrt(ss / (xa.size + xb.size - 2))
-    ma, mb = m["a"].to_numpy(), m["b"].to_numpy()
-    if m.height >= 3:
-        out["rho_spearman"] = stats.spearman(ma, mb)
-        if np.std(ma) > 0 and np.std(mb) > 0:
-            out["rho_pearson"] = float(np.corrcoef(ma, mb)[0, 1])
-    if unit != "scenario_mean" and out["rho_pearson"] is not None and out["rho_pearson"] > 0:
-        values, clusters = m["diff"].to_numpy(), m["scenario"].to_numpy()
-        out["rho"], out["paired"] = out["rho_pearson"], True
-    else:
-        values = np.concatenate([xa - xa.mean(), xb - xb.mean()])
-        clusters = np.concatenate([ca, cb])
-    icc = stats.icc_oneway(values, clusters)
-    sizes = np.unique(clusters, return_counts=True)[1]
-    out["deff"] = stats.design_effect(icc, sizes) if icc is not None else None
-    return out
 
 
 def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str | None = None,

@@ -23,6 +23,7 @@ import polars as pl
 from . import selection, stats
 from .config import Config
 from .reduce import JointBootstrap
+from .reduce_codes import label_codes
 from .scorecard import cell_rows, subset_filter
 
 ITEM = ["scenario", "variant", "trial"]
@@ -70,8 +71,8 @@ class _Coded:
             col = base[k].cast(pl.String)
             if col.null_count():  # ingest makes a line without a key malformed: never a cell row
                 raise ValueError(f"a cell row has no {k}")
-            self.names[k] = sorted(col.unique().to_list())
-            codes.append(col.cast(pl.Enum(self.names[k])).to_physical().cast(pl.Int64).alias(_CODE[k]))
+            key_codes, self.names[k] = label_codes(col)
+            codes.append(pl.Series(_CODE[k], key_codes, dtype=pl.Int64))
         self.frame = base.select(keep).with_columns(codes)
         self.size = {k: max(len(v), 1) for k, v in self.names.items()}
         self._joint: tuple[int, np.ndarray] | None = None
@@ -135,7 +136,7 @@ class _Scope:
     def units(self, trials_matched: bool) -> tuple[np.ndarray, ...]:
         """Per (variant, scenario[, trial], judge) unit: (variant, scenario, unit key, mean),
         sorted by variant then unit key (the unit's scenario[, trial], judge order). The means
-        are polars group means of the rows in input order, as ``matched_units`` computes them."""
+        are polars group means of the rows in input order (the plain version's sums)."""
         if trials_matched not in self._units:
             by = ["_v", "_s", "_t", "_j"] if trials_matched else ["_v", "_s", "_j"]
             u = self.frame.group_by(by).agg(pl.col("x").mean().alias("m")).sort(by)
@@ -315,36 +316,6 @@ def _variant_pairs(rows: pl.DataFrame, cfg: Config) -> list[tuple[str, str]]:
     return selection.contrast_pairs(rows, cfg)[0]
 
 
-def matched_units(rows: pl.DataFrame, a: str, b: str, field: str,
-                  trials_matched: bool = False) -> tuple[pl.DataFrame, str]:
-    """Paired units for a contrast: ``(frame with scenario, a, b, diff; unit)``.
-
-    A trial number is an arbitrary label across variants, so by default units are
-    (scenario, judge) pairs both variants have valid values for, each side the mean of its
-    valid trials (unit ``scenario_judge``). With ``trials_matched`` (the config declares that
-    trial k of a and of b share something, e.g. a sampling seed) units are (scenario, trial,
-    judge) rows (unit ``row``). When there are none, scenario-level means of the valid values
-    (unit ``scenario_mean``).
-    """
-    v = _valid(rows, field)
-    key = ["scenario", "trial", "judge"] if trials_matched else ["scenario", "judge"]
-    ra = v.filter(pl.col("variant") == a).group_by(key).agg(pl.col(field).mean().alias("a"))
-    rb = v.filter(pl.col("variant") == b).group_by(key).agg(pl.col(field).mean().alias("b"))
-    m = ra.join(rb, on=key, how="inner")
-    if m.height:
-        unit = "row" if trials_matched else "scenario_judge"
-        return m.with_columns((pl.col("a") - pl.col("b")).alias("diff")).sort(key), unit
-    # each scenario's mean of its units' means, over the units in key order
-    sides = []
-    for r, side in ((ra.sort(key), "a"), (rb.sort(key), "b")):
-        names, means = _mean_by_scenario(r["scenario"].to_numpy(), r[side].to_numpy())
-        sides.append(pl.DataFrame({"scenario": names, side: means},
-                                  schema={"scenario": r.schema["scenario"], side: pl.Float64}))
-    sa, sb = sides
-    m = sa.join(sb, on="scenario", how="inner")
-    return m.with_columns((pl.col("a") - pl.col("b")).alias("diff")).sort("scenario"), "scenario_mean"
-
-
 def _mean_by_scenario(scenario: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per scenario (``scenario`` grouped, in its order): the mean of its values (numpy's sum
     of each group, so the same numbers whatever frame the groups come from)."""
@@ -360,9 +331,18 @@ UNIT_KEYS = {"row": ["scenario", "trial", "judge"], "scenario_judge": ["scenario
 
 
 def _matched(scope: _Scope, a: str, b: str, trials_matched: bool) -> tuple[pl.DataFrame, str, int, int]:
-    """:func:`matched_units` on a prepared scope: ``(frame with scenario (codes), a, b, diff;
-    unit; units of a; units of b)``, the same values in the same order (the unit means are
-    computed once per scope, for every variant)."""
+    """Paired units for a contrast on a prepared scope: ``(frame with scenario (codes), a, b,
+    diff; unit; units of a; units of b)`` (the unit means are computed once per scope, for
+    every variant).
+
+    A trial number is an arbitrary label across variants, so by default units are
+    (scenario, judge) pairs both variants have valid values for, each side the mean of its
+    valid trials (unit ``scenario_judge``). With ``trials_matched`` (the config declares that
+    trial k of a and of b share something, e.g. a sampling seed) units are (scenario, trial,
+    judge) rows (unit ``row``). When there are none, scenario-level means of the valid values
+    (unit ``scenario_mean``). ``tests/reference_paired.py`` keeps the plain polars version;
+    the records are equal to its, value for value.
+    """
     v, s, key, mean = scope.units(trials_matched)
     spans = []
     for name in (a, b):
