@@ -233,7 +233,7 @@ def _inspect_parts(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 def _sample_order(name: str) -> tuple[Any, ...]:
     stem = name.rsplit("/", 1)[-1].removesuffix(".json")
     sid, _, ep = stem.rpartition("_epoch_")
-    return (0, int(sid), int(ep or 0)) if sid.isdigit() and ep.isdigit() else (1, stem, 0)
+    return (0, int(sid), int(ep)) if sid.isdigit() and ep.isdigit() else (1, stem, 0)
 
 
 def inspect_writer(header: dict[str, Any]) -> str:

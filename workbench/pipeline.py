@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from . import execute, formats, harness, ingest, ledger, names, paired, provenance, ranks, schemas, selection
+from . import execute, formats, harness, ingest, ledger, names, paired, provenance, ranks, schemas, selection, stats
 from .census import census as census_table
 from .census import census_margins, missingness_tests, scale_checks
 from .config import Config
@@ -140,17 +140,13 @@ def _task_plan(rows: pl.DataFrame, cfg: Config, task_file: str | None) -> tuple[
 
 
 def _one_blas_thread(fn: Callable[..., Analysis]) -> Callable[..., Analysis]:
-    """Run ``fn`` with one BLAS thread. A BLAS product's rounding depends on how it splits the
-    work across threads (measured: with 1 against 2 threads, 17 of 30 large matrix-vector
-    products differed in the last bits), so without this ``results.json`` could depend on the
-    machine's core count. The statistics' BLAS products are small; the cost is nil."""
+    """Run ``fn`` with one BLAS thread (:func:`workbench.stats.one_blas_thread`): without it
+    ``results.json`` could depend on the machine's core count."""
     import functools
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Analysis:
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1, user_api="blas"):
+        with stats.one_blas_thread():
             return fn(*args, **kwargs)
 
     return wrapper

@@ -214,13 +214,11 @@ class JointBootstrap:
         exact (integer products and sums below 2**24, checked; else float64 again), so the
         result is the same as the float64 product, bit for bit, at twice the speed.
         """
-        from threadpoolctl import threadpool_limits
-
         # One BLAS thread: the products are many small blocks, and on a shared machine
         # OpenBLAS threads spin-wait (measured: 0.26 s of CPU single-threaded against 7.4 s
         # with 2 threads under load, for the same 11 blocks); and one thread makes every
         # sum's order, so every bit, independent of the number of cores.
-        with threadpool_limits(limits=1, user_api="blas"):
+        with stats.one_blas_thread():
             return self._draws_blocks(cols)
 
     def _draws_blocks(self, cols: Sequence[int]) -> np.ndarray:
