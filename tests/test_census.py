@@ -438,3 +438,27 @@ def test_judgment_units_and_missingness_tests_on_codes_equal_the_string_path() -
     assert census_mod.VariantItems(got).test(5, ["v1", "v\x1f1"]) == ref
     pair = got.filter(pl.col("variant").is_in(["v1", "v\x1f1"]))
     assert census_mod.design_missingness_test(pair, "variant", 5) == ref
+
+
+def test_missingness_records_the_permutations_it_drew(write_jsonl) -> None:
+    """``permutations`` is what was drawn: 2000 for the Monte-Carlo test of a small design,
+    null for the large-sample form (above 10M units x permutations: none drawn) and for an
+    undefined test (nothing missing). Counts by hand: 300 scenarios x 2 variants x 10 trials
+    x 2 judges = 12,000 judgments (x 2000 > 1e7) in 6,000 items (> 5,000)."""
+    rs = np.random.default_rng(11)
+    big = [line(j, v, f"s{s:03d}", t, overall=None if rs.random() < 0.2 else 5)
+           for s in range(300) for v in ("v1", "v2") for t in range(10) for j in ("A", "B")]
+    rows, _ = read_rows([write_jsonl(big)], load_config())
+    tests = {t["factor"]: t for t in missingness_tests(rows, load_config())}
+    assert {f: (t["method"], t["permutations"]) for f, t in tests.items()} == {
+        "judge": ("judge_permutation_within_item_asymptotic", None),
+        "variant": ("item_permutation_within_scenario_asymptotic", None)}
+    small = [line(j, v, f"s{s}", 1, overall=None if (s + (v == "v2")) % 4 == 0 else 5)
+             for s in range(12) for v in ("v1", "v2") for j in ("A", "B")]
+    rows, _ = read_rows([write_jsonl(small)], load_config())
+    tests = {t["factor"]: t for t in missingness_tests(rows, load_config())}
+    assert (tests["variant"]["method"], tests["variant"]["permutations"]) == ("item_permutation_within_scenario", 2000)
+    # nothing missing at all: both tests are undefined and draw nothing
+    full = [line(j, v, f"s{s}", 1, overall=5) for s in range(12) for v in ("v1", "v2") for j in ("A", "B")]
+    rows, _ = read_rows([write_jsonl(full)], load_config())
+    assert all((t["method"], t["permutations"]) == ("undefined", None) for t in missingness_tests(rows, load_config()))
