@@ -198,7 +198,7 @@ class JointBootstrap:
         if other is None:
             return self.columns[col].size
         both = np.bitwise_or(self.columns[col].present, self.columns[other].present)
-        return int(np.bitwise_count(both).sum())
+        return int(np.unpackbits(both).sum())  # (np.bitwise_count needs numpy 2)
 
     def request(self, target: dict[str, Any], a: int, b: int | None = None,
                 keys: tuple[str, str] = ("boot_low", "boot_high"), where: str = "") -> None:
