@@ -218,6 +218,12 @@ def _judge_rows(scope: _Scope, judge: str, variant: str | None) -> np.ndarray:
     return idx if vc is None else idx[scope.vr[idx] == vc]
 
 
+def _distinct_sorted(k: np.ndarray) -> np.ndarray:
+    """``np.unique`` of an ascending array (the same values), in one pass: numpy's unique
+    hashes or sorts it again (2 s of the 1M offsets' 9 s went there)."""
+    return k[np.r_[True, k[1:] != k[:-1]]] if k.size else k
+
+
 def _offset_from(scope: _Scope, cfg: Config, ja: str, jb: str, variant: str | None,
                  subset: str | None, boot: JointBootstrap) -> dict[str, Any]:
     """The offset record from a prepared scope: the pairs of :func:`judge_pairs` (the same
@@ -233,7 +239,7 @@ def _offset_from(scope: _Scope, cfg: Config, ja: str, jb: str, variant: str | No
     a, b = scope.x[ia][pa], scope.x[ib][pb]
     d = a - b
     sc = scope.sc[ia][pa]
-    items_a, items_b = np.unique(ka), np.unique(kb)
+    items_a, items_b = _distinct_sorted(ka), _distinct_sorted(kb)
     both = int(np.isin(items_a, items_b, assume_unique=True).sum())
     only_a, only_b = int(items_a.size) - both, int(items_b.size) - both
     ps = stats.paired_summary(d, sc, cfg.confidence, bootstrap=False)
