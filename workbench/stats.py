@@ -69,6 +69,10 @@ __all__ = [
     "PERMUTATION_EXACT_BUDGET",
     "PERMUTATION_MIN_BLOCKS",
     "sign_flip_test",
+    "sign_flip",
+    "sign_flip_asymptotic",
+    "SIGN_FLIP_ASYMPTOTIC_CLUSTERS",
+    "SIGN_FLIP_ASYMPTOTIC_SHARE",
     "power_t",
     "cluster_power_plan",
     "pass_hat_k",
@@ -1909,13 +1913,100 @@ def sign_flip_test(
         stat = np.abs(pats @ sums)
         return float(np.mean(stat >= obs - tol))
     b = _check_resamples(resamples)
+    with one_blas_thread():
+        return _sign_flip_monte_carlo(sums, b, seed)
+
+
+def _sign_flip_monte_carlo(sums: NDArray[np.float64], b: int, seed: int) -> float:
+    """The Monte-Carlo sign-flip p from the cluster sums (BLAS threads set by the caller)."""
+    g = sums.size
+    obs = abs(float(sums.sum()))
+    tol = 1e-9 * max(1.0, obs)
     bits = _CoinFlips(np.random.default_rng(seed))
     exceed = 0
-    with one_blas_thread():
-        for size in _chunks(b, g):
-            pats = bits.signs(size, g)
-            exceed += int(np.sum(np.abs(pats @ sums) >= obs - tol))
+    for size in _chunks(b, g):
+        pats = bits.signs(size, g)
+        exceed += int(np.sum(np.abs(pats @ sums) >= obs - tol))
     return float((1.0 + exceed) / (1.0 + b))
+
+
+#: clusters above which :func:`sign_flip` uses the large-sample form of the sign-flip
+#: distribution (:func:`sign_flip_asymptotic`) instead of random patterns ...
+SIGN_FLIP_ASYMPTOTIC_CLUSTERS = 200
+#: ... provided no cluster holds more than this share of sum_g S_g^2 (the variance of the
+#: sign-flip distribution): one dominant cluster makes it bimodal, not normal. Chosen from
+#: :func:`workbench.calibrate.sign_flip_check` (96,000 null data sets, ``docs/calibration/
+#: sign_flip.csv``): with the largest share below 0.2 the normal form's p is within 0.04 of
+#: the Monte-Carlo p (1,000 patterns) wherever either is below 0.1, and the two reject as
+#: often at 5% and 1%; from 0.2 it turns conservative (0.4 and more: 1.6% against 5.0%).
+#: Below 200 clusters the Monte-Carlo test costs milliseconds: nothing to gain there.
+SIGN_FLIP_ASYMPTOTIC_SHARE = 0.1
+
+
+def _cluster_sums(diffs: ArrayLike, clusters: ArrayLike) -> NDArray[np.float64] | None:
+    """Per-cluster sums S_g of the differences (cluster codes in label order), or None when
+    the test is undefined (fewer than 2 clusters, or every difference 0)."""
+    d = _values(diffs, "diffs")
+    codes, g = _codes(clusters, d.size)
+    if g < 2 or not np.any(d != 0.0):
+        return None
+    return np.bincount(codes, weights=d, minlength=g)
+
+
+def sign_flip_asymptotic(diffs: ArrayLike, clusters: ArrayLike) -> float | None:
+    """Large-sample form of :func:`sign_flip_test`'s randomization distribution.
+
+    Under the sign flips, T = sum_g e_g S_g (e_g = +-1 with probability 1/2 each,
+    independently) has mean 0 and variance exactly sum_g S_g^2, and is approximately normal
+    when no cluster dominates that variance (Lindeberg). Two-sided
+    p = 2 * (1 - Phi(|sum_g S_g| / sqrt(sum_g S_g^2))); 1 when every S_g is 0 (no pattern
+    moves T, as in the exact test). The t reference with G - 1 df was measured too and is
+    only more conservative (``docs/calibration/sign_flip.csv``).
+
+    Returns
+    -------
+    float or None
+        p-value in [0, 1] (0 only when the normal tail underflows, z above about 38); None
+        when G < 2 or every difference is 0.
+    """
+    sums = _cluster_sums(diffs, clusters)
+    return None if sums is None else _sign_flip_normal_p(sums)
+
+
+def _sign_flip_normal_p(sums: NDArray[np.float64]) -> float:
+    ss = float(np.sum(sums * sums))
+    if ss == 0.0:
+        return 1.0
+    return float(min(1.0, 2.0 * _sps.norm.sf(abs(float(sums.sum())) / math.sqrt(ss))))
+
+
+def sign_flip(diffs: ArrayLike, clusters: ArrayLike, resamples: int = 10000, seed: int = 0) -> TestResult:
+    """The sign-flip test of "mean difference = 0", in the form the design calls for.
+
+    ``method`` ``'exact'`` (G <= 12: all 2^G patterns, :func:`sign_flip_test`),
+    ``'monte_carlo'`` (``resamples`` random patterns, :func:`sign_flip_test`) or
+    ``'asymptotic'`` (more than :data:`SIGN_FLIP_ASYMPTOTIC_CLUSTERS` clusters and none
+    holding more than :data:`SIGN_FLIP_ASYMPTOTIC_SHARE` of sum_g S_g^2:
+    :func:`sign_flip_asymptotic`, O(G) instead of resamples x G; ``seed`` unused), the
+    thresholds chosen by the size simulation in :func:`workbench.calibrate.sign_flip_check`;
+    ``'undefined'`` (None, None) when G < 2 or every difference is 0. ``statistic`` is
+    |sum_g S_g|. Below the thresholds the p-value is :func:`sign_flip_test`'s, unchanged.
+    """
+    sums = _cluster_sums(diffs, clusters)
+    if sums is None:
+        return TestResult(None, None, "undefined")
+    obs = abs(float(sums.sum()))
+    g = sums.size
+    if g <= 12:
+        return TestResult(obs, sign_flip_test(diffs, clusters, resamples, seed), "exact")
+    if g > SIGN_FLIP_ASYMPTOTIC_CLUSTERS:
+        sq = sums * sums
+        ss = float(sq.sum())
+        if ss > 0.0 and float(sq.max()) <= SIGN_FLIP_ASYMPTOTIC_SHARE * ss:
+            return TestResult(obs, _sign_flip_normal_p(sums), "asymptotic")
+    b = _check_resamples(resamples)
+    with one_blas_thread():
+        return TestResult(obs, _sign_flip_monte_carlo(sums, b, seed), "monte_carlo")
 
 
 class _CoinFlips:
