@@ -144,7 +144,7 @@ def read_published(path: str, cfg: Config | None = None) -> pl.DataFrame:
     df = pl.DataFrame({k: pl.Series(v, dtype=pl.Int64 if k == "line" else pl.String)
                        for k, v in data.items()})
     dup = df.group_by("variant", "judge", "subset").agg(pl.col("line")).filter(
-        pl.col("line").list.len() > 1)
+        pl.col("line").list.len() > 1).sort(pl.col("line").list.get(1))  # the first repeat in the file
     if dup.height:
         r = dup.row(0, named=True)
         raise InputError(path, f"cell {_cell_label(r['variant'], r['judge'], r['subset'])} is "
@@ -815,7 +815,10 @@ def _judge_confound(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld:
     seed = stats.derive_seed(cfg.seed, "confound_judge", claim["name"])
     if n1 and n2 and units.height:
         item = ["scenario", "variant", "trial"]
-        per = units.group_by(*item, "__group").agg(pl.col("missing").sum().alias("m"), pl.len().alias("n"))
+        # sorted: the permutation test's draws are applied by position, so the row order
+        # must not depend on how polars' (multi-threaded) grouping came out
+        per = (units.group_by(*item, "__group").agg(pl.col("missing").sum().alias("m"), pl.len().alias("n"))
+               .sort([*item, "__group"]))
         shared_items = per.group_by(item).agg(pl.len().alias("k")).filter(pl.col("k") > 1).height
         if shared_items:
             # both groups judged the same items: compare them within items
