@@ -1053,11 +1053,31 @@ def classified_columns(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     not hold a 16-byte null view per row and field for the repeat check."""
     names = set(row_columns(df.columns, cfg)) | set(content_columns(cfg)) | {"__file_index"}
     names |= {c for c in df.columns if c.startswith("__num_")}
-    nulls = [c for c in _STR_CONTENT(cfg) if c in df.columns and df[c].null_count() == df.height]
-    return df.select([c for c in df.columns if c in names and c not in nulls])
+    nulls = [c for c in _text_content(cfg) if c in df.columns and df[c].null_count() == df.height]
+    df = df.select([c for c in df.columns if c in names and c not in nulls])
+    texts = [c for c in (*KEY_FIELDS, "verdict", *(f"x_{n}" for n in cfg.extra_fields))
+             if c in df.columns and df.schema[c] == pl.String]
+    return df.with_columns([_stored_once(df[c]) for c in texts]) if texts else df
 
 
-def _STR_CONTENT(cfg: Config) -> list[str]:  # noqa: N802 - the text columns of the content
+def _stored_once(s: pl.Series) -> pl.Series:
+    """A text column with each distinct value stored once (its rows' 16-byte views point into
+    one small buffer of the distinct values, as a gather from them gives) when the values
+    repeat: judge names, variants, templated verdicts. Strings of up to 12 bytes live in the
+    view itself, and a column of mostly distinct values is left as it is."""
+    lengths = s.str.len_bytes()
+    if s.len() < 64 or not (lengths.max() or 0) > 12:
+        return s
+    distinct = s.drop_nulls().unique()
+    if 2 * distinct.len() > s.len():
+        return s
+    codes = s.replace_strict(distinct, pl.int_range(distinct.len(), eager=True, dtype=pl.UInt32),
+                             default=None, return_dtype=pl.UInt32)
+    return distinct.gather(codes).alias(s.name)
+
+
+def _text_content(cfg: Config) -> list[str]:
+    """The text columns of :func:`content_columns` (``NAME__str``)."""
     return [f"{n}__str" for n in cfg.score_names]
 
 
@@ -1106,6 +1126,12 @@ def merge_parts(parts: Sequence[tuple[pl.DataFrame, SourceFile] | InputError], c
 
     ``mark_repeats(df, cfg)``: the duplicate/conflict marking (default :func:`_mark_repeats`;
     the Dask engine passes one that computes the same buckets by a shuffle on the cluster).
+    ``parts``, when a list, is emptied: the merge holds the only reference to each file's frame,
+    so the columns it replaces (bucket, reason, values, the one-chunk copy) are freed as it goes.
+
+    Memory: the per-file frames (the row table's columns plus the repeat check's content
+    columns) and, at the peak, one column copied or the rows of repeated keys; no join or
+    sort of the whole table (``__order`` is the row's position, the marks are set in place).
     """
     frames = [p[0] for p in parts if not isinstance(p, InputError)]
     sources = [p[1] for p in parts if not isinstance(p, InputError)]
