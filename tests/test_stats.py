@@ -888,3 +888,38 @@ def test_leave_one_cluster_out_diff_matches_refitting() -> None:
     assert st.leave_one_cluster_out_diff([1.0, 2.0], ["x", "y"], [3.0, 5.0], ["x", "y"]) == (-3.0, -2.0)
     # a cluster holding all of one side cannot be dropped: here no cluster can
     assert st.leave_one_cluster_out_diff([1.0, 2.0], ["x", "x"], [3.0], ["y"]) == (None, None)
+
+
+# --------------------------------------------------------------------------- wilcoxon_p
+
+
+def test_wilcoxon_p_by_hand_with_ties() -> None:
+    # d = [1, -1, 2]: |d| ranks 1.5, 1.5, 3; observed positive-rank sum 1.5 + 3 = 4.5. The 8
+    # sign flips give sums 0, 1.5, 1.5, 3, 3, 4.5, 4.5, 6: 7 of 8 are <= 4.5 and 3 of 8 are
+    # >= 4.5, so p = 2 * 3/8 = 0.75.
+    assert st.wilcoxon_p([1.0, -1.0, 2.0]) == 0.75
+    # a zero is discarded: the same p
+    assert st.wilcoxon_p([1.0, 0.0, -1.0, 2.0]) == 0.75
+
+
+@pytest.mark.parametrize("d", [
+    [1, 2, 2, 3, -1, 0, 4, 4, 5, -2, 3, 1, 2],          # n = 13, ties and a zero: enumerated
+    [0.5, 0.5, -1.5, 2, 2, 2, -0.5, 1, 3.5, 0, 0, 1.5],  # half points, several zeros
+    [1, 1, 1, 1],                                          # all one sign, all tied
+    [0, 0, 0, 3],                                          # one non-zero difference
+    [2, -3, 1, 4, -5, 6],                                  # no ties, no zeros: scipy's exact
+    [1, 2, 2, 3, -1, 0, 4, 4, 5, -2, 3, 1, 2, 6],          # n = 14 with ties: scipy's asymptotic
+    list(range(-30, 31)),                                  # n > 50: asymptotic
+])
+def test_wilcoxon_p_is_scipys(d: list[float]) -> None:
+    x = np.asarray(d, dtype=np.float64)
+    assert st.wilcoxon_p(x) == float(sps.wilcoxon(x, zero_method="wilcox").pvalue)
+
+
+@settings(max_examples=40, deadline=None)
+@given(hst.lists(hst.integers(-4, 4), min_size=1, max_size=9))
+def test_wilcoxon_p_matches_scipy_on_small_integer_rubric_differences(d: list[int]) -> None:
+    x = np.asarray(d, dtype=np.float64)
+    if not np.any(x != 0):
+        return
+    assert st.wilcoxon_p(x) == float(sps.wilcoxon(x, zero_method="wilcox").pvalue)

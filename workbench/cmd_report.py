@@ -83,6 +83,15 @@ def run(args: argparse.Namespace) -> int:
     _say(
         args.quiet, f"analysis done in {time.monotonic() - t0:.1f}s; rendering the report notebook"
     )
+    # The notebook's kernel computes the analysis again (its provenance section compares it
+    # with the results.json just written): keep only what is needed after rendering, so the
+    # row table is not held here while the kernel holds its own (two copies at once).
+    code = cliargs.gate_exit(analysis, args.no_gate)
+    gate = analysis.doc["gate"]
+    del analysis
+    import gc
+
+    gc.collect()
     params = parameters(args)
     params["command_line"] = command_line(args)
     show_bar = not args.quiet and sys.stderr.isatty()
@@ -90,9 +99,7 @@ def run(args: argparse.Namespace) -> int:
     outdir.add_files(out, [*outdir.REPORT_FILES, *outdir.figure_files(out)])
     _say(args.quiet, f"report done in {time.monotonic() - t0:.1f}s")
     print(terminal.safe(paths["html"]))
-    code = cliargs.gate_exit(analysis, args.no_gate)
     if code != cliargs.EXIT_OK:
-        gate = analysis.doc["gate"]
         why = "; ".join(f"{f['variant']}: {f['why']}" for f in gate["failing"])
         failed = terminal.colour("gate failed", "bad", sys.stderr)
         print(f"workbench: {failed} ({terminal.safe(why)}); the report shows why", file=sys.stderr)
