@@ -708,7 +708,6 @@ def _mark_repeats(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     """Same key as an earlier row: identical content -> ``duplicate``; differing -> ``conflict``."""
     key = list(KEY_FIELDS)
     # only keys seen more than once need their content compared (usually a small subset):
-    # found on the key columns alone, then the content of those rows only
     # found on a 64-bit hash of the key first (a row whose hash is unique has a unique key;
     # a collision only adds a candidate, which the exact count on the key columns drops), then
     # the content of those rows only: no copy of the key columns of every row
