@@ -94,6 +94,31 @@ def test_weights_are_per_resample_multinomial_counts() -> None:
     assert np.array_equal(stats.joint_bootstrap_weights(7, 60, 131, 3), w[60:131])
 
 
+def test_columns_after_their_pass_keep_clusters_and_identity_not_sums() -> None:
+    """A drawn column releases its sums; its clusters, alone and with another column (the
+    union of their scenarios, counted by hand), and its identity (the same sums register as
+    the same column, other sums as a new one) stay. The uint8 weight cache, drawn block by
+    block, holds exactly the weights of stats.joint_bootstrap_weights."""
+    scen = [f"s{i:02d}" for i in range(21)]
+    cfg = wb.load_config(overrides={"bootstrap": {"resamples": 150, "budget": None}})
+    jb = reduce.JointBootstrap.for_scenarios(scen, cfg)
+    a = jb.add_sums(np.array([0, 3, 9, 20]), np.array([1.0, 2.0, 1.0, 3.0]), np.array([4.0, 9.0, 2.0, 12.0]))
+    b = jb.add_sums(np.array([20, 3, 5]), np.array([1.0, 1.0, 2.0]), np.array([7.0, 1.0, 6.0]))
+    assert jb.add_sums(np.array([9, 0, 20, 3]), np.array([1.0, 1.0, 3.0, 2.0]),
+                       np.array([2.0, 4.0, 12.0, 9.0])) == a  # the same column, listed in another order
+    target: dict[str, Any] = {}
+    jb.request(target, a, b)
+    jb.run()
+    assert jb.columns[a].s is None and jb.columns[b].n is None  # released
+    assert jb.clusters(a) == 4 and jb.clusters(b) == 3
+    assert jb.clusters(a, b) == len({0, 3, 9, 20} | {20, 3, 5}) == 5
+    assert jb.add_sums(np.array([0, 3, 9, 20]), np.array([1.0, 2.0, 1.0, 3.0]),
+                       np.array([4.0, 9.0, 2.0, 12.0])) == a
+    assert jb.add_sums(np.array([0]), np.array([1.0]), np.array([5.0])) == 2
+    assert jb._cache is not None and jb._cache.dtype == np.uint8
+    assert np.array_equal(jb._cache, stats.joint_bootstrap_weights(21, 0, 150, jb.seed))
+
+
 def test_joint_means_match_a_loop_and_undefined_is_nan() -> None:
     rng = np.random.default_rng(0)
     g, c = 6, 3

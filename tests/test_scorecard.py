@@ -1065,7 +1065,20 @@ def test_scorecard_bootstrap_columns_are_the_reduction_s_per_scenario_sums(tmp_p
                    subsets={"odd": {"scenario": [f"s{i}" for i in range(1, 17, 2)]}})
     rows, _ = wb.read_rows([str(path)], cfg)
     jb = reduce.JointBootstrap.for_rows(rows, cfg)
+    # the columns as registered (the pass releases their sums once their draws are made)
+    registered: list[tuple[np.ndarray, ...]] = []
+    add_sums = jb.add_sums
+
+    def record(codes: np.ndarray, n: np.ndarray, s: np.ndarray) -> int:
+        col = add_sums(codes, n, s)
+        if col == len(registered):  # a new column, not one already known
+            c = jb.columns[col]
+            registered.append((c.codes.copy(), c.n.copy(), c.s.copy()))
+        return col
+
+    jb.add_sums = record  # type: ignore[method-assign]
     card = sc.scorecard(rows, cfg, jb)
+    assert all(c.s is None for c in jb.columns)  # released after the pass
     red = reduce.cell_reduction(rows, cfg, jb.scenarios)
     parts = red.partition_by(["field", "variant", "judge", "subset"], as_dict=True)
     want = reduce.JointBootstrap.for_rows(rows, cfg)
@@ -1075,7 +1088,7 @@ def test_scorecard_bootstrap_columns_are_the_reduction_s_per_scenario_sums(tmp_p
             want.add_sums(np.zeros(0, np.intp), np.zeros(0), np.zeros(0))
         else:
             want.add_sums(p["code"].to_numpy(), p["n"].to_numpy(), p["sum"].to_numpy())
-    assert len(jb.columns) == len(want.columns) > 0
-    for got, exp in zip(jb.columns, want.columns, strict=True):
-        for a, b in ((got.codes, exp.codes), (got.n, exp.n), (got.s, exp.s)):
+    assert len(registered) == len(jb.columns) == len(want.columns) > 0
+    for got, exp in zip(registered, want.columns, strict=True):
+        for a, b in zip(got, (exp.codes, exp.n, exp.s), strict=True):
             assert a.tobytes() == b.tobytes()

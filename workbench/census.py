@@ -366,7 +366,7 @@ def scale_checks(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
     on another scale (0-100 against 1-10). Nothing is rescaled; those rows stay out_of_range.
     """
     hl = cfg.headline
-    sub = rows.filter(
+    sub = rows.lazy().filter(
         pl.col(f"{hl}__status").is_in(["valid", "out_of_range"])
         & ~pl.col("bucket").is_in(["duplicate"])
     )
@@ -375,7 +375,7 @@ def scale_checks(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
         (pl.col(f"{hl}__status") == "out_of_range").sum().alias("outside"),
         pl.col(f"{hl}__raw").min().alias("min"),
         pl.col(f"{hl}__raw").max().alias("max"),
-    ).sort("judge")
+    ).sort("judge").collect()
     out = []
     lo, hi = cfg.rubric_min, cfg.rubric_max
     for judge, numeric, outside, vmin, vmax in agg.iter_rows():

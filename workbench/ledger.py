@@ -39,7 +39,7 @@ def read_plan(path: str) -> pl.DataFrame:
 
 def complete_plan(rows: pl.DataFrame) -> pl.DataFrame:
     """The plan ``--plan complete`` means: every observed scenario x variant x trial x judge."""
-    keyed = rows.filter(selection.keyed_read())
+    keyed = rows.lazy().filter(selection.keyed_read()).select(KEY_FIELDS).collect()
     out = None
     for k in KEY_FIELDS:
         col = keyed.select(pl.col(k).unique().sort())
@@ -57,10 +57,10 @@ def apply_plan(rows: pl.DataFrame, plan: pl.DataFrame | None) -> tuple[pl.DataFr
     """
     if plan is None:
         return rows, {"planned": None, "unplanned": None}
-    keyed = rows.filter(selection.keyed()).select(KEY_FIELDS).unique()
+    keyed = rows.lazy().filter(selection.keyed()).select(KEY_FIELDS).unique().collect()
     missing = plan.join(keyed, on=list(KEY_FIELDS), how="anti")
-    unplanned = rows.filter(selection.keyed_once()).join(
-        plan, on=list(KEY_FIELDS), how="anti").height
+    unplanned = rows.lazy().filter(selection.keyed_once()).select(KEY_FIELDS).join(
+        plan.lazy(), on=list(KEY_FIELDS), how="anti").select(pl.len()).collect().item()
     extra = missing.with_columns(
         pl.lit("missing_planned").alias("bucket"),
         pl.lit("planned judgment with no row in any input").alias("reason"),
@@ -73,7 +73,7 @@ def count_ledger(rows: pl.DataFrame, planned: bool) -> dict[str, int | None]:
     """Count lines per bucket. ``lines`` equals the sum of the line buckets (checked)."""
     counts = dict(rows.group_by("bucket").len().iter_rows())
     out: dict[str, int | None] = {b: int(counts.get(b, 0)) for b in BUCKETS}
-    out["lines"] = int(rows.filter(pl.col("line").is_not_null()).height)
+    out["lines"] = int(rows.select(pl.col("line").is_not_null().sum()).item())
     out["missing_planned"] = int(counts.get("missing_planned", 0)) if planned else None
     if sum(int(out[b]) for b in BUCKETS) != out["lines"]:  # type: ignore[arg-type]
         raise RuntimeError("ledger does not add up: a line landed in no bucket or in two")

@@ -34,7 +34,7 @@ def _why(spellings: list[str]) -> str:
 def lookalike_names(rows: pl.DataFrame) -> list[dict[str, Any]]:
     """Key values that differ only by surrounding whitespace or Unicode normalisation."""
     out: list[dict[str, Any]] = []
-    keyed = rows.filter(selection.keyed())
+    keyed = rows.lazy().filter(selection.keyed()).select(KEY_FIELDS).collect()
     for k in KEY_FIELDS:
         counts = keyed.filter(pl.col(k).is_not_null()).group_by(k).len().sort(k)
         groups: dict[str, list[tuple[str, int]]] = {}

@@ -73,7 +73,8 @@ class _Coded:
                 raise ValueError(f"a cell row has no {k}")
             key_codes, self.names[k] = label_codes(col)
             codes.append(pl.Series(_CODE[k], key_codes, dtype=pl.Int64))
-        self.frame = base.select(keep).with_columns(codes)
+        # the key columns as codes only (their text is kept when a subset reads it)
+        self.frame = base.select([c for c in keep if c not in KEYS or c in subset_fields]).with_columns(codes)
         self.size = {k: max(len(v), 1) for k, v in self.names.items()}
         self._joint: tuple[int, np.ndarray] | None = None
 
@@ -620,7 +621,8 @@ def repetition_consistency(rows: pl.DataFrame, cfg: Config) -> dict[str, Any]:
     ranking differs from the ranking on all trials (variants with a mean in every slice only).
     """
     fld = cfg.headline
-    v = _valid(rows, fld)
+    # the valid rows, with only the columns read here (never a copy of the whole row table)
+    v = _narrow(rows, cfg, fld).filter(pl.col(fld).is_not_null())
     per_variant = []
     if v.height:
         # the cluster of a value: its (scenario, judge) pair, as an integer code in the order

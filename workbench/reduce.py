@@ -26,6 +26,7 @@ per-scenario sums of within-item differences.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,8 +55,9 @@ def scenario_index(rows: pl.DataFrame) -> list[str]:
     """The run's canonical scenario index: sorted distinct scenarios of keyed rows."""
     if rows.height == 0:
         return []
-    sc = rows.filter(~pl.col("bucket").is_in(KEYED_EXCLUDE) & pl.col("scenario").is_not_null())
-    return sorted(sc["scenario"].cast(pl.String).unique().to_list())
+    sc = (rows.lazy().filter(~pl.col("bucket").is_in(KEYED_EXCLUDE) & pl.col("scenario").is_not_null())
+          .select(pl.col("scenario").cast(pl.String).unique()).collect())
+    return sorted(sc["scenario"].to_list())
 
 
 def bootstrap_resamples(cfg: Config, scenarios: int) -> int:
@@ -71,9 +73,18 @@ def bootstrap_resamples(cfg: Config, scenarios: int) -> int:
 
 @dataclass
 class _Column:
-    codes: np.ndarray  # scenario codes with at least one value (sorted, unique)
-    n: np.ndarray
-    s: np.ndarray
+    """One registered statistic: its per-scenario counts and sums until its draws are
+    computed (then ``codes``/``n``/``s`` are released: the draws are all later requests
+    need), and the scenarios it has values in, as a bit set (``clusters``)."""
+
+    codes: np.ndarray | None  # scenario codes with at least one value (sorted, unique)
+    n: np.ndarray | None
+    s: np.ndarray | None
+    present: np.ndarray  # np.packbits of the scenarios with a value (uint8, G/8 bytes)
+    size: int  # number of such scenarios
+
+    def release(self) -> None:
+        self.codes = self.n = self.s = None
 
 
 @dataclass
@@ -110,7 +121,8 @@ class JointBootstrap:
     computed: dict[str, int] = field(default_factory=dict)
     _sorted: np.ndarray | None = None
     _cache: np.ndarray | None = None
-    _known: dict[tuple[bytes, bytes, bytes], int] = field(default_factory=dict)
+    _uncacheable: bool = False
+    _known: dict[bytes, int] = field(default_factory=dict)
     _draws: dict[int, np.ndarray] = field(default_factory=dict)
 
     @classmethod
@@ -145,13 +157,21 @@ class JointBootstrap:
         """Register a column from per-scenario counts and sums (codes unique); a column
         equal to one already registered is that column (its draws are computed once)."""
         order = np.argsort(codes, kind="stable")
-        col = _Column(np.asarray(codes, dtype=np.intp)[order], np.asarray(n, dtype=np.float64)[order],
-                      np.asarray(s, dtype=np.float64)[order])
-        key = (col.codes.tobytes(), col.n.tobytes(), col.s.tobytes())
+        cc = np.asarray(codes, dtype=np.intp)[order]
+        nn = np.asarray(n, dtype=np.float64)[order]
+        ss = np.asarray(s, dtype=np.float64)[order]
+        # a column is known by a digest of its bytes (what the bytes themselves did, without
+        # keeping a second copy of every column for the life of the run)
+        h = hashlib.blake2b(digest_size=32)
+        for a in (cc, nn, ss):
+            h.update(a.tobytes())
+        key = h.digest()
         known = self._known.get(key)
         if known is not None:
             return known
-        self.columns.append(col)
+        mask = np.zeros(len(self.scenarios), dtype=bool)
+        mask[cc] = True
+        self.columns.append(_Column(cc, nn, ss, np.packbits(mask), int(cc.size)))
         self._known[key] = len(self.columns) - 1
         return len(self.columns) - 1
 
@@ -175,10 +195,10 @@ class JointBootstrap:
         return self.add_sums(codes[starts], n, s)
 
     def clusters(self, col: int, other: int | None = None) -> int:
-        c = self.columns[col].codes
-        if other is not None:
-            c = np.union1d(c, self.columns[other].codes)
-        return int(c.size)
+        if other is None:
+            return self.columns[col].size
+        both = np.bitwise_or(self.columns[col].present, self.columns[other].present)
+        return int(np.unpackbits(both).sum())  # (np.bitwise_count needs numpy 2)
 
     def request(self, target: dict[str, Any], a: int, b: int | None = None,
                 keys: tuple[str, str] = ("boot_low", "boot_high"), where: str = "") -> None:
@@ -187,17 +207,30 @@ class JointBootstrap:
 
     # ------------------------------------------------------------------ the pass
 
-    def _weights(self, start: int, stop: int) -> np.ndarray:
+    def _weights(self, start: int, stop: int, dtype: type = np.float64) -> np.ndarray:
+        """Weights of resamples ``start..stop-1`` as ``dtype`` (small integers: exact in
+        float32 and float64 alike)."""
         g = len(self.scenarios)
-        if self._cache is None and self.resamples * g <= _CACHE_WEIGHTS:
-            w = stats.joint_bootstrap_weights(g, 0, self.resamples, self.seed)
-            if w.size == 0 or w.max() <= 255:
-                self._cache = w.astype(np.uint8)
-            else:  # pragma: no cover - a scenario drawn 256+ times in one resample
-                return w[start:stop]
+        if self._cache is None and not self._uncacheable and self.resamples * g <= _CACHE_WEIGHTS:
+            self._cache = self._cached_weights()
+            self._uncacheable = self._cache is None
         if self._cache is not None:
-            return self._cache[start:stop].astype(np.float64)
-        return stats.joint_bootstrap_weights(g, start, stop, self.seed)
+            return self._cache[start:stop].astype(dtype)
+        return stats.joint_bootstrap_weights(g, start, stop, self.seed).astype(dtype, copy=False)
+
+    def _cached_weights(self) -> np.ndarray | None:
+        """Every resample's weights as uint8 (None when a scenario is drawn 256+ times in
+        one resample), drawn one generator block at a time: never the float64 table of all
+        resamples at once (resamples x scenarios x 8 bytes, 0.4 GB at 1M rows)."""
+        g, b = len(self.scenarios), self.resamples
+        cache = np.empty((b, g), dtype=np.uint8)
+        step = stats.JOINT_SEED_BLOCK
+        for start in range(0, b, step):
+            w = stats.joint_bootstrap_weights(g, start, min(b, start + step), self.seed)
+            if w.size and w.max() > 255:  # pragma: no cover - needs a scenario drawn 256+ times
+                return None
+            cache[start:start + w.shape[0]] = w
+        return cache
 
     def _exact32(self, both: np.ndarray) -> bool:
         """True when float32 products are exact: non-negative integers (scores on an integer
@@ -243,18 +276,26 @@ class JointBootstrap:
                 col = self.columns[cols[pos]]
                 both[col.codes, j] = col.s
                 both[col.codes, k + j] = col.n
-            exact = self._exact32(both)
-            both32 = both.astype(np.float32) if exact else None
+            both32 = None
+            # exact when every sum and count is a non-negative integer: _exact32 of the
+            # dense matrix, from the columns themselves (the matrix's other entries are 0)
+            integer = not any(kinds[pos] for pos in group) and all(
+                self._exact32(self.columns[cols[pos]].n) or self.columns[cols[pos]].n.size == 0 for pos in group)
+            if integer and both.size:  # the float64 copy is rebuilt from it if ever needed
+                both32 = both.astype(np.float32)
+                del both
             for start in range(0, b, per):
                 stop = min(b, start + per)
-                w = self._weights(start, stop)
                 t = None
                 if both32 is not None:
-                    t32 = w.astype(np.float32) @ both32
+                    t32 = self._weights(start, stop, np.float32) @ both32
                     if float(t32.max(initial=0.0)) < 2.0**24:
                         t = t32.astype(np.float64)
+                    del t32
                 if t is None:
-                    t = w @ both
+                    if both32 is not None:
+                        both = both32.astype(np.float64)  # exact: integers below 2**24
+                    t = self._weights(start, stop) @ both
                 ts, tn = t[:, :k], t[:, k:]
                 block = np.full((stop - start, k), np.nan)
                 np.divide(ts, tn, out=block, where=tn > 0)
@@ -272,6 +313,7 @@ class JointBootstrap:
             d = self.draws(need)
             for j, c in enumerate(need):
                 self._draws[c] = d[:, j]
+                self.columns[c].release()
         for r in self.pending:
             x = self._draws[r.a] if r.b is None else self._draws[r.a] - self._draws[r.b]
             lo, hi, undefined = stats.joint_percentile(x, self.clusters(r.a, r.b), self.confidence)

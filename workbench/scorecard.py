@@ -146,23 +146,45 @@ class _CellValues:
     """
 
     def __init__(self, rows: pl.DataFrame, cfg: Config, scenarios: list[str]) -> None:
-        subset_cols = [f for spec in cfg.subsets.values() for f in spec]
-        cols = list(dict.fromkeys(["bucket", *KEY_FIELDS, *subset_cols, *cfg.score_names]))
+        # Only what the cells need is kept, per keyed row: bucket flags, variant and judge
+        # codes, subset membership; per field, the valid values of cell rows with their
+        # positions and scenario codes (int32); the keys of conflicting rows. Never a copy of
+        # the row table's columns for the life of the stage.
         self.cfg = cfg
-        self.keyed = rows.lazy().filter(selection.keyed()).select(cols).collect()
-        bucket = self.keyed["bucket"]
-        self.in_cells = self.keyed.select(selection.in_cells()).to_series().to_numpy()
-        self.conflict = (bucket == "conflict").to_numpy()
-        self.planned = (bucket == MISSING_PLANNED).to_numpy()
-        self.labels = {c: reduce_codes.label_codes(self.keyed[c]) for c in ("variant", "judge")}
+        bucket = pl.col("bucket")
+        subsets = list(cfg.subsets)
+        flags = (rows.lazy().filter(selection.keyed())
+                 .select(selection.in_cells().alias("in_cells"), (bucket == "conflict").alias("conflict"),
+                         (bucket == MISSING_PLANNED).alias("planned"),
+                         *[subset_filter(cfg, name).fill_null(False).alias(f"subset{i}")
+                           for i, name in enumerate(subsets)])
+                 .collect())
+        self.height = flags.height
+        self.in_cells = flags["in_cells"].to_numpy()
+        self.conflict = flags["conflict"].to_numpy()
+        self.planned = flags["planned"].to_numpy()
+        self.subsets = {name: flags[f"subset{i}"].to_numpy() for i, name in enumerate(subsets)}
+        del flags
+        self.labels = {}
+        for c in ("variant", "judge"):
+            col = rows.lazy().filter(selection.keyed()).select(c).collect().to_series()
+            codes, levels = reduce_codes.label_codes(col)
+            self.labels[c] = (codes.astype(np.int32) if len(levels) < 2**31 else codes, levels)
+            del col
+        self.conflict_pos = np.flatnonzero(self.conflict)  # conflicting rows among keyed rows
+        self.conflict_keys = (rows.lazy().filter(selection.keyed()).filter(bucket == "conflict")
+                              .select(KEY_FIELDS).collect())
         self.base_pos = np.flatnonzero(self.in_cells)  # positions of the cell rows among keyed rows
-        base = self.keyed.filter(selection.in_cells())
-        code = reduce_codes.scenario_codes(base["scenario"], scenarios)
+        cell_rows_ = rows.lazy().filter(selection.keyed()).filter(selection.in_cells())
+        code = reduce_codes.scenario_codes(cell_rows_.select("scenario").collect().to_series(), scenarios)
+        code = code.astype(np.int32) if len(scenarios) < 2**31 else code
         self.fields: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         for fld in cfg.score_names:
-            col = base[fld]
+            col = cell_rows_.select(fld).collect().to_series()
             idx = np.flatnonzero(col.is_not_null().to_numpy())
             x = col.to_numpy().astype(np.float64)[idx]
+            del col
+            idx = idx.astype(np.int32) if self.base_pos.size < 2**31 else idx
             c = code[idx]
             order = _stable_order(c, _value_rank(x))
             self.fields[fld] = (idx[order], x[order], c[order])
@@ -172,14 +194,14 @@ class _CellValues:
         """Sorted cell keys; their counts (``present``, ``conflict``, ``conflict_keys``,
         ``absent``: arrays in key order); per field (values, scenario codes, cell bounds):
         cell i's values are ``values[bounds[i]:bounds[i + 1]]`` in canonical order."""
-        ident = np.zeros(self.keyed.height, dtype=np.int64)
+        ident = np.zeros(self.height, dtype=np.int64)
         for b in by:
             codes, levels = self.labels[b]
-            ident = ident * len(levels) + codes
-        sel = (np.ones(self.keyed.height, dtype=bool) if subset is None
-               else self.keyed.select(subset_filter(self.cfg, subset)).to_series().fill_null(False).to_numpy())
+            ident *= len(levels)
+            ident += codes
+        sel = np.ones(self.height, dtype=bool) if subset is None else self.subsets[subset]
         width = int(np.prod([len(self.labels[b][1]) for b in by]))
-        if width <= 4 * self.keyed.height + 1024:  # a lookup table no larger than the rows
+        if width <= 4 * self.height + 1024:  # a lookup table no larger than the rows
             ids = np.flatnonzero(np.bincount(ident[sel], minlength=width))
             m = ids.size
             lut = np.full(width + 1, m, dtype=np.int64)
@@ -201,9 +223,9 @@ class _CellValues:
                   "conflict": np.bincount(cell[self.conflict], minlength=m + 1)[:m],
                   "absent": np.bincount(cell[self.planned], minlength=m + 1)[:m],
                   "conflict_keys": np.zeros(m, dtype=np.int64)}
-        pos = np.flatnonzero(self.conflict & sel)
-        if pos.size:
-            ck = (self.keyed[pos].select(KEY_FIELDS).with_columns(pl.Series("__cell", cell[pos]))
+        among = np.flatnonzero(sel[self.conflict_pos])  # selected conflicting rows
+        if among.size:
+            ck = (self.conflict_keys[among].with_columns(pl.Series("__cell", cell[self.conflict_pos[among]]))
                   .group_by("__cell").agg(pl.struct(list(KEY_FIELDS)).n_unique().alias("n")))
             counts["conflict_keys"][ck["__cell"].to_numpy()] = ck["n"].to_numpy()
         base_cell = cell[self.base_pos]

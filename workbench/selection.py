@@ -79,7 +79,9 @@ def no_score(field: str) -> pl.Expr:
 
 
 def _variants(rows: pl.DataFrame) -> list[str]:
-    return sorted(cell_rows(rows)["variant"].unique().drop_nulls().to_list())
+    # only the column read (a filter of the rows would copy every column)
+    return sorted(rows.lazy().filter(in_cells()).select(pl.col("variant").unique().drop_nulls())
+                  .collect().to_series().to_list())
 
 
 def contrast_pairs(rows: pl.DataFrame, cfg: Config) -> tuple[list[tuple[str, str]], dict[str, Any]]:
