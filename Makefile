@@ -58,7 +58,8 @@ selftest: $(STAMP)
 calibrate: $(STAMP)
 	$(BIN)/workbench calibrate --out reports/calibration
 	mkdir -p docs/calibration && cp reports/calibration/calibration.csv reports/calibration/power.csv \
-		reports/calibration/coverage.png docs/calibration/
+		reports/calibration/coverage.png reports/calibration/sign_flip.csv \
+		reports/calibration/sign_flip.png docs/calibration/
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ingest.py

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from workbench import stats
@@ -65,6 +66,7 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
         "p": p_cl, "p_method": "cluster_t" if p_cl is not None else None,
         "p_sign_flip": stats.sign_flip_test(d, sc, flips, stats.derive_seed(
             cfg.seed, "sign_flip", ja, jb, variant, subset, fld)) if ps.n else None,
+        "sign_flip_method": None,
         "sign_flip_resamples": None,
         "boot_low": ps.boot_low, "boot_high": ps.boot_high,
         "t_ci_low": ps.ci_low, "t_ci_high": ps.ci_high,
@@ -77,8 +79,20 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
         "krippendorff_alpha": stats.krippendorff_alpha(a, b) if ps.n else None,
         "spearman": stats.spearman(a, b) if ps.n else None,
     }
-    if rec["p_sign_flip"] is not None and ps.clusters > 12:
-        rec["sign_flip_resamples"] = flips
+    if rec["p_sign_flip"] is not None:
+        rec["sign_flip_method"] = "exact" if ps.clusters <= 12 else "monte_carlo"
+        # the large-sample form: many clusters, none dominating sum_g S_g^2 (a loop over the
+        # scenario names, scipy's normal tail)
+        sums = np.array([float(np.sum(d[sc == name])) for name in sorted(set(sc.tolist()))])
+        sq = sums ** 2
+        if (ps.clusters > stats.SIGN_FLIP_ASYMPTOTIC_CLUSTERS and sq.sum() > 0
+                and sq.max() <= stats.SIGN_FLIP_ASYMPTOTIC_SHARE * sq.sum()):
+            from scipy import stats as _sps
+
+            rec["sign_flip_method"] = "asymptotic"
+            rec["p_sign_flip"] = float(min(1.0, 2.0 * _sps.norm.sf(abs(sums.sum()) / np.sqrt(sq.sum()))))
+        if rec["sign_flip_method"] == "monte_carlo":
+            rec["sign_flip_resamples"] = flips
     # boot_low/boot_high: the joint bootstrap of the per-scenario sums of within-item
     # differences (weighted mean difference), on the run's scenario weights
     boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)

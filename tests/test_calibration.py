@@ -88,3 +88,31 @@ def test_joint_bootstrap_covers_as_the_per_cell_bootstrap_did(result: dict[str, 
     joint = _rows(result, "contrast_joint_bootstrap")
     assert joint and max(r["rate"] for r in joint if r["scenarios"] == 3) < 0.9
     assert min(r["rate"] for r in joint if r["scenarios"] == 20) > 0.9
+
+
+def test_sign_flip_large_sample_form_holds_its_size(result: dict[str, Any]) -> None:
+    """The sign-flip simulation (calibrate.sign_flip_check, at 50 and 300 clusters in CI): the
+    workbench's test keeps Monte-Carlo below the cluster threshold and with a dominant
+    cluster; where it uses the large-sample form it rejects as often as the Monte-Carlo
+    test on the same data sets, and within the band at 5% and 1% for symmetric differences."""
+    rows = result["sign_flip"]
+    assert {r["clusters"] for r in rows} == set(calibrate.SIGN_FLIP_CI_CLUSTERS)
+    by = {(r["design"], r["family"], r["clusters"], r["method"], r["alpha"]): r for r in rows}
+    for (design, family, g, method, alpha), r in by.items():
+        if method != "workbench":
+            continue
+        mc = by[(design, family, g, "monte_carlo", alpha)]
+        assert r["sets"] >= 950
+        if g <= calibrate.stats.SIGN_FLIP_ASYMPTOTIC_CLUSTERS:
+            assert r["asymptotic_used"] == 0.0 and r["rate"] == mc["rate"], r
+        if design == "dominant":  # three clusters of 240 items: rarely under the share bound
+            assert r["asymptotic_used"] < 0.05, r
+        if design == "equal" and family in ("normal", "rubric") and g > calibrate.stats.SIGN_FLIP_ASYMPTOTIC_CLUSTERS:
+            assert r["asymptotic_used"] > 0.9, r
+        assert abs(r["rate"] - mc["rate"]) <= 0.015, (r, mc)
+        if family != "skewed":  # symmetric differences: the sign-flip null holds exactly
+            assert r["rate"] <= alpha + (0.025 if alpha == 0.05 else 0.012), r
+    # with three dominant clusters the normal form alone is far too conservative: why the
+    # share condition exists
+    dom = by[("dominant", "normal", 50, "asymptotic", 0.05)]
+    assert dom["rate"] < 0.02 and by[("dominant", "normal", 50, "monte_carlo", 0.05)]["rate"] > 0.03

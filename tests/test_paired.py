@@ -914,3 +914,4 @@ def test_sign_flip_patterns_follow_the_run_budget_and_are_recorded() -> None:
     seed = stats.derive_seed(cfg.seed, "sign_flip", "ja", "jb", None, None, "overall")
     assert off["p_sign_flip"] == stats.sign_flip_test(d, sc, 1500, seed)
     assert off["p_sign_flip"] != stats.sign_flip_test(d, sc, 5000, seed)
+    assert off["sign_flip_method"] == "monte_carlo"

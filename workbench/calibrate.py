@@ -391,6 +391,101 @@ def rate_check(sets: int = SETS_FULL, seed: int = SEED, trials: int = 15) -> lis
     return out
 
 
+# --------------------------------------------------------------------------- sign-flip forms
+
+#: the sign-flip simulation's grid: cluster counts, cluster-size designs, difference families
+SIGN_FLIP_CLUSTERS = (20, 50, 100, 200, 500, 1000)
+SIGN_FLIP_DESIGNS = ("equal", "unequal", "dominant")
+SIGN_FLIP_FAMILIES = ("normal", "heavy", "skewed", "rubric")
+SIGN_FLIP_RESAMPLES = 1000
+SIGN_FLIP_ALPHAS = (0.05, 0.01)
+#: the cluster counts the CI test runs (one below the switch, one above)
+SIGN_FLIP_CI_CLUSTERS = (50, 300)
+
+
+def _sign_flip_sums(rng: np.random.Generator, sets: int, g: int, design: str, family: str) -> np.ndarray:
+    """Per-cluster sums S_g of within-item judge differences, (sets, g), under a true null.
+
+    Cluster sizes: ``equal`` (6 items: 2 variants x 3 trials), ``unequal`` (ceil of a
+    lognormal, median 3.3, a long right tail) or ``dominant`` (three clusters of 240 items,
+    the rest 6). The difference of an item is a scenario effect (the judges' offset varies by
+    scenario, mean 0) plus item noise: ``normal``, ``heavy`` (t with 3 df), ``skewed``
+    (centred exponentials: mean 0, not symmetric, which the sign flip assumes) or ``rubric``
+    (two exchangeable judges' integer scores 1-10 around a shared item level).
+    """
+    if design == "equal":
+        n = np.full((sets, g), 6)
+    elif design == "unequal":
+        n = np.maximum(1, np.ceil(np.exp(rng.normal(1.2, 1.0, (sets, g))))).astype(np.int64)
+    else:
+        n = np.full((sets, g), 6)
+        n[:, :3] = 240
+    cl = np.repeat(np.arange(sets * g), n.ravel())
+    tot = cl.size
+    if family == "normal":
+        d = rng.normal(0, 0.5, sets * g)[cl] + rng.normal(0, 1, tot)
+    elif family == "heavy":
+        d = 0.5 * rng.standard_t(3, sets * g)[cl] + rng.standard_t(3, tot)
+    elif family == "skewed":
+        d = 0.5 * (rng.exponential(1, sets * g) - 1)[cl] + (rng.exponential(1, tot) - 1)
+    else:
+        level = 5.5 + rng.normal(0, 1.2, sets * g)[cl] + rng.normal(0, 0.8, tot)
+        u = rng.normal(0, 0.5, sets * g)[cl]
+        a = np.clip(np.round(level + u / 2 + rng.normal(0, 0.9, tot)), 1, 10)
+        b = np.clip(np.round(level - u / 2 + rng.normal(0, 0.9, tot)), 1, 10)
+        d = a - b
+    return np.bincount(cl, weights=d, minlength=sets * g).reshape(sets, g)
+
+
+def sign_flip_check(sets: int = SETS_FULL, seed: int = SEED, clusters: tuple[int, ...] = SIGN_FLIP_CLUSTERS,
+                    resamples: int = SIGN_FLIP_RESAMPLES) -> list[dict[str, Any]]:
+    """Size of the cluster sign-flip test's forms under a true null (mean offset 0).
+
+    For each cluster count x size design x difference family (:func:`_sign_flip_sums`),
+    ``sets`` data sets; on each, the Monte-Carlo test (``resamples`` patterns, the
+    workbench's :func:`workbench.stats.sign_flip_test` loop), the large-sample form with a
+    normal reference (:func:`workbench.stats.sign_flip_asymptotic`) and with a t(G-1)
+    reference, and ``workbench``: what :func:`workbench.stats.sign_flip` does (the
+    large-sample form above :data:`workbench.stats.SIGN_FLIP_ASYMPTOTIC_CLUSTERS` clusters
+    when no cluster holds more than :data:`workbench.stats.SIGN_FLIP_ASYMPTOTIC_SHARE` of
+    sum S_g^2, else Monte-Carlo). One row per method and alpha: the rejection rate with its
+    Monte-Carlo SE; ``share_median``/``share_p90``: the largest cluster's share of
+    sum S_g^2; ``asymptotic_used``: the share of sets on which the workbench used the
+    large-sample form; ``max_abs_dp``: the largest |p_asymptotic - p_monte_carlo| where
+    either is below 0.1.
+    """
+    out = []
+    for design in SIGN_FLIP_DESIGNS:
+        for family in SIGN_FLIP_FAMILIES:
+            for g in clusters:
+                rng = np.random.default_rng(stats.derive_seed(seed, "sign_flip", design, family, g) % 2**32)
+                sums = _sign_flip_sums(rng, sets, g, design, family)
+                sq = sums * sums
+                ss = sq.sum(axis=1)
+                ok = ss > 0
+                sums, sq, ss = sums[ok], sq[ok], ss[ok]
+                share = sq.max(axis=1) / ss
+                z = np.abs(sums.sum(axis=1)) / np.sqrt(ss)
+                p = {"asymptotic": np.minimum(1.0, 2.0 * _sps.norm.sf(z)),
+                     "asymptotic_t": np.minimum(1.0, 2.0 * _sps.t.sf(z, g - 1)),
+                     "monte_carlo": np.array([stats._sign_flip_monte_carlo(s, resamples, i)
+                                              for i, s in enumerate(sums)])}
+                use = (g > stats.SIGN_FLIP_ASYMPTOTIC_CLUSTERS) & (share <= stats.SIGN_FLIP_ASYMPTOTIC_SHARE)
+                p["workbench"] = np.where(use, p["asymptotic"], p["monte_carlo"])
+                low = (p["asymptotic"] < 0.1) | (p["monte_carlo"] < 0.1)
+                dp = float(np.max(np.abs(p["asymptotic"] - p["monte_carlo"])[low])) if low.any() else None
+                for method, pv in p.items():
+                    for alpha in SIGN_FLIP_ALPHAS:
+                        rate = float(np.mean(pv < alpha))
+                        out.append({"design": design, "family": family, "clusters": g, "method": method,
+                                    "alpha": alpha, "sets": int(pv.size), "rate": rate,
+                                    "mcse": math.sqrt(rate * (1 - rate) / pv.size),
+                                    "share_median": float(np.median(share)),
+                                    "share_p90": float(np.quantile(share, 0.9)),
+                                    "asymptotic_used": float(np.mean(use)), "max_abs_dp": dp})
+    return out
+
+
 # --------------------------------------------------------------------------- driver
 
 
@@ -415,7 +510,9 @@ def _run(sets: int | None, quick: bool, seed: int) -> dict[str, Any]:
         rows.extend(run_point(g, miss, off, n, seed))
     power = power_check(sets=n, seed=seed)
     rates = rate_check(sets=n, seed=seed)
+    flips = sign_flip_check(sets=n, seed=seed, clusters=SIGN_FLIP_CI_CLUSTERS if quick else SIGN_FLIP_CLUSTERS)
     return {"rates_many_per_scenario": rates, "sets_per_point": n, "confidence": CONFIDENCE, "alpha": ALPHA,
+            "sign_flip": flips, "sign_flip_resamples": SIGN_FLIP_RESAMPLES,
             "seed": seed,
             "permutations": PERMUTATIONS, "bootstrap_resamples": BOOT, "coverage_band": list(COVERAGE_BAND),
             "fpr_band": list(FPR_BAND), "power_band": list(POWER_BAND), "rows": rows, "power": power,
@@ -475,8 +572,61 @@ def write(result: dict[str, Any], out: str | Path) -> dict[str, Path]:
         for r in result["power"]:
             w.writerow({k: (f"{r.get(k):.4f}" if isinstance(r.get(k), float) else r.get(k, "")) for k in pcols})
     _plot(result, out / "coverage.png")
-    return {"json": out / "calibration.json", "csv": out / "calibration.csv", "power": out / "power.csv",
-            "plot": out / "coverage.png"}
+    paths = {"json": out / "calibration.json", "csv": out / "calibration.csv", "power": out / "power.csv",
+             "plot": out / "coverage.png"}
+    if result.get("sign_flip"):
+        paths.update(write_sign_flip(result["sign_flip"], out))
+    return paths
+
+
+def write_sign_flip(rows: list[dict[str, Any]], out: str | Path) -> dict[str, Path]:
+    """Write :func:`sign_flip_check`'s rows as ``sign_flip.csv`` and ``sign_flip.png`` into ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    fcols = ["design", "family", "clusters", "method", "alpha", "sets", "rate", "mcse", "share_median",
+             "share_p90", "asymptotic_used", "max_abs_dp"]
+    with open(out / "sign_flip.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=fcols, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (f"{r[k]:.4f}" if isinstance(r[k], float) else r[k]) for k in fcols})
+    _plot_sign_flip(rows, out / "sign_flip.png")
+    return {"sign_flip": out / "sign_flip.csv", "sign_flip_plot": out / "sign_flip.png"}
+
+
+def _plot_sign_flip(rows: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(SIGN_FLIP_DESIGNS), figsize=(13, 7), sharex=True)
+    styles = {"monte_carlo": ("-", "o"), "asymptotic": ("--", "s"), "asymptotic_t": (":", "^"),
+              "workbench": ("-", "x")}
+    for i, alpha in enumerate(SIGN_FLIP_ALPHAS):
+        for j, design in enumerate(SIGN_FLIP_DESIGNS):
+            ax = axes[i, j]
+            n = max((r["sets"] for r in rows), default=1)
+            half = 1.96 * math.sqrt(alpha * (1 - alpha) / n) * 100
+            ax.axhspan(alpha * 100 - half, alpha * 100 + half, color="#d9ead3", zorder=0)
+            for family in SIGN_FLIP_FAMILIES:
+                for method, (ls, mk) in styles.items():
+                    pts = sorted((r["clusters"], r["rate"] * 100) for r in rows if r["design"] == design
+                                 and r["family"] == family and r["method"] == method and r["alpha"] == alpha)
+                    if pts:
+                        ax.plot([p[0] for p in pts], [p[1] for p in pts], ls, marker=mk, markersize=3,
+                                linewidth=1, label=f"{method} / {family}")
+            ax.axvline(stats.SIGN_FLIP_ASYMPTOTIC_CLUSTERS, color="grey", linewidth=0.8)
+            ax.set_xscale("log")
+            ax.set_title(f"{design} cluster sizes, alpha {alpha}", fontsize=9)
+            ax.set_xlabel("clusters (scenarios)")
+            ax.set_ylabel("rejections under the null, %")
+    axes[0, 0].legend(fontsize=5, ncol=2, loc="upper right")
+    fig.suptitle("sign-flip test: Monte-Carlo vs large-sample forms (band: 95% range of an exact test's "
+                 "rate; vertical line: stats.SIGN_FLIP_ASYMPTOTIC_CLUSTERS)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def summary_table(result: dict[str, Any]) -> str:
@@ -511,6 +661,12 @@ def main(out: str, sets: int | None = None, quick: bool = False) -> int:
     for r in result["rates_many_per_scenario"]:
         print(f"rate interval, {r['judgments_per_scenario']} judgments per scenario, G={r['scenarios']}: "
               f"{r['method']} ({r['status']}) covers {100 * r['rate']:.1f}%")
+    for r in result.get("sign_flip", []):
+        if r["method"] == "workbench" and r["asymptotic_used"] > 0:
+            print(f"sign flip, {r['design']} cluster sizes, {r['family']} differences, G={r['clusters']}, "
+                  f"alpha {r['alpha']}: the workbench's test (large-sample form on "
+                  f"{100 * r['asymptotic_used']:.0f}% of sets) rejects {100 * r['rate']:.1f}% "
+                  f"(MCSE {100 * r['mcse']:.1f})")
     misses = [r for r in result["rows"] if r["headline"] and r["in_band"] is False]
     misses += [r for r in result["rates_many_per_scenario"] if r["status"] == "after" and not r["in_band"]]
     power_miss = [r for r in result["power"] if r["method"] in ("scenarios_needed", "trials_needed")

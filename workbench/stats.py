@@ -23,6 +23,7 @@ Conventions used throughout
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +69,10 @@ __all__ = [
     "PERMUTATION_EXACT_BUDGET",
     "PERMUTATION_MIN_BLOCKS",
     "sign_flip_test",
+    "sign_flip",
+    "sign_flip_asymptotic",
+    "SIGN_FLIP_ASYMPTOTIC_CLUSTERS",
+    "SIGN_FLIP_ASYMPTOTIC_SHARE",
     "power_t",
     "cluster_power_plan",
     "pass_hat_k",
@@ -1951,13 +1956,138 @@ def sign_flip_test(
         stat = np.abs(pats @ sums)
         return float(np.mean(stat >= obs - tol))
     b = _check_resamples(resamples)
-    rng = np.random.default_rng(seed)
-    exceed = 0
     with one_blas_thread():
-        for size in _chunks(b, g):
-            pats = rng.integers(0, 2, size=(size, g)) * 2.0 - 1.0
-            exceed += int(np.sum(np.abs(pats @ sums) >= obs - tol))
+        return _sign_flip_monte_carlo(sums, b, seed)
+
+
+def _sign_flip_monte_carlo(sums: NDArray[np.float64], b: int, seed: int) -> float:
+    """The Monte-Carlo sign-flip p from the cluster sums (BLAS threads set by the caller)."""
+    g = sums.size
+    obs = abs(float(sums.sum()))
+    tol = 1e-9 * max(1.0, obs)
+    bits = _CoinFlips(np.random.default_rng(seed))
+    exceed = 0
+    for size in _chunks(b, g):
+        pats = bits.signs(size, g)
+        exceed += int(np.sum(np.abs(pats @ sums) >= obs - tol))
     return float((1.0 + exceed) / (1.0 + b))
+
+
+#: clusters above which :func:`sign_flip` uses the large-sample form of the sign-flip
+#: distribution (:func:`sign_flip_asymptotic`) instead of random patterns ...
+SIGN_FLIP_ASYMPTOTIC_CLUSTERS = 200
+#: ... provided no cluster holds more than this share of sum_g S_g^2 (the variance of the
+#: sign-flip distribution): one dominant cluster makes it bimodal, not normal. Chosen from
+#: :func:`workbench.calibrate.sign_flip_check` (96,000 null data sets, ``docs/calibration/
+#: sign_flip.csv``): with the largest share below 0.2 the normal form's p is within 0.04 of
+#: the Monte-Carlo p (1,000 patterns) wherever either is below 0.1, and the two reject as
+#: often at 5% and 1%; from 0.2 it turns conservative (0.4 and more: 1.6% against 5.0%).
+#: Below 200 clusters the Monte-Carlo test costs milliseconds: nothing to gain there.
+SIGN_FLIP_ASYMPTOTIC_SHARE = 0.1
+
+
+def _cluster_sums(diffs: ArrayLike, clusters: ArrayLike) -> NDArray[np.float64] | None:
+    """Per-cluster sums S_g of the differences (cluster codes in label order), or None when
+    the test is undefined (fewer than 2 clusters, or every difference 0)."""
+    d = _values(diffs, "diffs")
+    codes, g = _codes(clusters, d.size)
+    if g < 2 or not np.any(d != 0.0):
+        return None
+    return np.bincount(codes, weights=d, minlength=g)
+
+
+def sign_flip_asymptotic(diffs: ArrayLike, clusters: ArrayLike) -> float | None:
+    """Large-sample form of :func:`sign_flip_test`'s randomization distribution.
+
+    Under the sign flips, T = sum_g e_g S_g (e_g = +-1 with probability 1/2 each,
+    independently) has mean 0 and variance exactly sum_g S_g^2, and is approximately normal
+    when no cluster dominates that variance (Lindeberg). Two-sided
+    p = 2 * (1 - Phi(|sum_g S_g| / sqrt(sum_g S_g^2))); 1 when every S_g is 0 (no pattern
+    moves T, as in the exact test). The t reference with G - 1 df was measured too and is
+    only more conservative (``docs/calibration/sign_flip.csv``).
+
+    Returns
+    -------
+    float or None
+        p-value in [0, 1] (0 only when the normal tail underflows, z above about 38); None
+        when G < 2 or every difference is 0.
+    """
+    sums = _cluster_sums(diffs, clusters)
+    return None if sums is None else _sign_flip_normal_p(sums)
+
+
+def _sign_flip_normal_p(sums: NDArray[np.float64]) -> float:
+    ss = float(np.sum(sums * sums))
+    if ss == 0.0:
+        return 1.0
+    return float(min(1.0, 2.0 * _sps.norm.sf(abs(float(sums.sum())) / math.sqrt(ss))))
+
+
+def sign_flip(diffs: ArrayLike, clusters: ArrayLike, resamples: int = 10000, seed: int = 0) -> TestResult:
+    """The sign-flip test of "mean difference = 0", in the form the design calls for.
+
+    ``method`` ``'exact'`` (G <= 12: all 2^G patterns, :func:`sign_flip_test`),
+    ``'monte_carlo'`` (``resamples`` random patterns, :func:`sign_flip_test`) or
+    ``'asymptotic'`` (more than :data:`SIGN_FLIP_ASYMPTOTIC_CLUSTERS` clusters and none
+    holding more than :data:`SIGN_FLIP_ASYMPTOTIC_SHARE` of sum_g S_g^2:
+    :func:`sign_flip_asymptotic`, O(G) instead of resamples x G; ``seed`` unused), the
+    thresholds chosen by the size simulation in :func:`workbench.calibrate.sign_flip_check`;
+    ``'undefined'`` (None, None) when G < 2 or every difference is 0. ``statistic`` is
+    |sum_g S_g|. Below the thresholds the p-value is :func:`sign_flip_test`'s, unchanged.
+    """
+    sums = _cluster_sums(diffs, clusters)
+    if sums is None:
+        return TestResult(None, None, "undefined")
+    obs = abs(float(sums.sum()))
+    g = sums.size
+    if g <= 12:
+        return TestResult(obs, sign_flip_test(diffs, clusters, resamples, seed), "exact")
+    if g > SIGN_FLIP_ASYMPTOTIC_CLUSTERS:
+        sq = sums * sums
+        ss = float(sq.sum())
+        if ss > 0.0 and float(sq.max()) <= SIGN_FLIP_ASYMPTOTIC_SHARE * ss:
+            return TestResult(obs, _sign_flip_normal_p(sums), "asymptotic")
+    b = _check_resamples(resamples)
+    with one_blas_thread():
+        return TestResult(obs, _sign_flip_monte_carlo(sums, b, seed), "monte_carlo")
+
+
+class _CoinFlips:
+    """The 0/1 draws of successive ``rng.integers(0, 2, size)`` calls, from the raw stream.
+
+    numpy (2.x, PCG64) draws an int64 in [0, 2) as the top bit of one 32-bit draw (Lemire's
+    method with range 2 never rejects), the 32-bit draws being the low then the high half of
+    each 64-bit output, the pending high half kept between calls. Taking bits 31 and 63 of
+    ``random_raw`` gives the same 0/1 sequence (``tests/test_stats.py`` checks it against
+    ``rng.integers`` over several chunks, odd lengths included) at a fifth of the cost: the
+    sign-flip test's patterns, and so its p-values, are unchanged.
+    """
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self._bitgen = rng.bit_generator
+        self._pending: int | None = None
+
+    def take(self, n: int) -> NDArray[np.uint8]:
+        """The next ``n`` draws (0 or 1)."""
+        head = [] if self._pending is None or not n else [self._pending]
+        m = n - len(head)
+        if head:
+            self._pending = None
+        raw = self._bitgen.random_raw((m + 1) // 2)
+        # bits 31 and 63 are the top bits of bytes 3 and 7 (little-endian) of each output
+        flat = (raw.view(np.uint8)[3::4] >> 7 if sys.byteorder == "little" else
+                np.stack([(raw >> np.uint64(31)) & np.uint64(1), raw >> np.uint64(63)], axis=1)
+                .astype(np.uint8).reshape(-1))
+        if m % 2:
+            self._pending = int(flat[m])
+        return np.concatenate([np.array(head, dtype=np.uint8), flat[:m]]) if head else flat[:m]
+
+    def signs(self, rows: int, cols: int) -> NDArray[np.float64]:
+        """``rng.integers(0, 2, (rows, cols)) * 2.0 - 1.0``: the next sign patterns."""
+        return _PLUS_MINUS[self.take(rows * cols).reshape(rows, cols)]
+
+
+_PLUS_MINUS = np.array([-1.0, 1.0])
 
 
 def one_blas_thread() -> Any:
