@@ -595,15 +595,33 @@ def _connection() -> Any:
 
     with _DB_LOCK:
         if not _DB:
-            _DB.append(duckdb.connect(":memory:"))
+            con = duckdb.connect(":memory:")
+            # a block's query memory handed back when it is freed, not cached: the cache
+            # sat on top of the growing row table (1M lines: 0.05 GB less at the peak, measured)
+            con.execute("SET allocator_bulk_deallocation_flush_threshold = '0MB'")
+            _DB.append(con)
         return _DB[0]
+
+
+def release() -> None:
+    """Close the process's DuckDB database (the next read opens a new one): DuckDB keeps about
+    0.13 GB of freed query memory cached for reuse (measured on a 1M-line file), which the
+    stages after ingest would otherwise carry."""
+    with _DB_LOCK:
+        while _DB:
+            _DB.pop().close()
 
 
 def read_jsonl(path: str, cfg: Config, spec: Any, progress: Callable[[int], None] | None,
                limit: int, too_big: Callable[..., InputError], check_encoding: Callable[[bytes, str], None],
                assemble: Callable[..., pl.DataFrame], python_line: Callable[..., tuple[Any, str | None]],
-               max_line: int) -> tuple[pl.DataFrame, int, str]:
-    """(per-line frame, lines read, sha256 of the file) for a JSONL file."""
+               max_line: int, each_block: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+               ) -> tuple[pl.DataFrame, int, str]:
+    """(per-line frame, lines read, sha256 of the file) for a JSONL file; ``each_block``
+    (classification, see :func:`workbench.ingest.read_classified`) is applied to each block's
+    frame as it is made, so only its result is held for the file. The blocks' frames are
+    concatenated without a copy (one chunk each; :func:`workbench.ingest.merge_parts`
+    rechunks the row table once)."""
     try:
         plan: Plan | None = Plan(cfg, spec.key_tokens)
     except Unsupported:
@@ -644,7 +662,10 @@ def read_jsonl(path: str, cfg: Config, spec: Any, progress: Callable[[int], None
                 buf = buf[:cut] if cut < len(buf) else buf
             frame, n = _block_frame(con, buf, start, plan, path, cfg, spec, line_no, groups, null_groups,
                                     assemble, python_line, max_line)
+            if each_block is not None and frame.width:
+                frame = each_block(frame)
             frames.append(frame)
+            del frame
             line_no += n
             total += n
             if progress is not None:
@@ -653,7 +674,7 @@ def read_jsonl(path: str, cfg: Config, spec: Any, progress: Callable[[int], None
             raise InputError(path, "file is empty")
     finally:
         con.close()
-    frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed", rechunk=True)
+    frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed", rechunk=each_block is None)
     return frame, total, digest[0] if digest else ""
 
 

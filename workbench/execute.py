@@ -376,8 +376,8 @@ def repeat_keys(part: Any, cfg: Config) -> Any:
                              "__content": pd.Series([], dtype="string")})
     frame = part[0]
     index = int(frame["__file_index"][0]) if frame.height else 0
-    content = [(_float_text(c) if frame.schema[c] == pl.Float64 else pl.col(c))
-               for c in ingest.content_columns(cfg)]
+    content = [(_float_text(c) if frame.schema.get(c) == pl.Float64 else e)
+               for c, e in zip(ingest.content_columns(cfg), ingest.content_exprs(frame.columns, cfg), strict=True)]
     keys = (frame.with_row_index("__pos")
             .filter(ingest.KEYED)
             .select((pl.col("__pos").cast(pl.Int64) + (index << ORDER_SHIFT)).alias("__order"),
@@ -449,13 +449,14 @@ def _dask_run(inputs: list[str], cfg: Config, ex: Execution,
     marks_pl = pl.from_pandas(marks_pd.reset_index(drop=True), schema_overrides={
         "__order": pl.Int64, "__repeat": pl.String, "__repeat_reason": pl.String})
 
+    # the cluster's marks, from (file index, position) to the merged table's row order
+    starts, start = [], 0
+    for i, part in enumerate(merged):
+        if not isinstance(part, InputError):
+            starts.append((i, start))
+            start += part[0].height
+
     def apply(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
-        # the cluster's marks, from (file index, position) to the merged table's row order
-        starts, start = [], 0
-        for i, part in enumerate(merged):
-            if not isinstance(part, InputError):
-                starts.append((i, start))
-                start += part[0].height
         table = pl.DataFrame(starts, schema={"__fi": pl.Int64, "__start": pl.Int64}, orient="row")
         repeat = (marks_pl.with_columns((pl.col("__order") // (1 << ORDER_SHIFT)).alias("__fi"),
                                         (pl.col("__order") % (1 << ORDER_SHIFT)).alias("__pos"))

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
@@ -705,13 +706,16 @@ KEYED = pl.col("bucket").is_in(["malformed", "blank"]).not_()
 
 def _mark_repeats(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     """Same key as an earlier row: identical content -> ``duplicate``; differing -> ``conflict``."""
-    content = [pl.col(c) for c in content_columns(cfg)]
     key = list(KEY_FIELDS)
-    # only keys seen more than once need their content compared (usually a small subset)
-    repeated = (df.filter(KEYED).select("__order", *key)
-                .filter(pl.len().over(key) > 1).select("__order"))
-    sub = df.join(repeated, on="__order", how="semi").select(
-        "__order", *key, pl.struct(content).alias("__content"))
+    # only keys seen more than once need their content compared (usually a small subset):
+    # found on a 64-bit hash of the key first (a row whose hash is unique has a unique key;
+    # a collision only adds a candidate, which the exact count on the key columns drops), then
+    # the content of those rows only: no copy of the key columns of every row
+    candidates = (df.lazy().filter(KEYED).select("__order", pl.struct(key).hash(seed=0).alias("__h"))
+                  .filter(pl.col("__h").is_duplicated()).select("__order").collect())["__order"]
+    sub = df.select("__order", *key, *content_exprs(df.columns, cfg))[candidates.cast(pl.Int64)]
+    sub = sub.filter(pl.len().over(key) > 1).select(
+        "__order", *key, pl.struct(content_columns(cfg)).alias("__content"))
     return apply_repeat_marks(df, repeat_marks(sub, key), cfg)
 
 
@@ -740,12 +744,15 @@ def repeat_marks(sub: pl.DataFrame, key: list[str]) -> pl.DataFrame:
 
 
 def apply_repeat_marks(df: pl.DataFrame, repeat: pl.DataFrame, cfg: Config) -> pl.DataFrame:
-    """Apply :func:`repeat_marks` (joined on ``__order``) to the row table."""
-    df = df.join(repeat.select("__order", "__repeat", "__repeat_reason"), on="__order", how="left")
-    df = df.with_columns(
-        pl.coalesce("__repeat", "bucket").alias("bucket"),
-        pl.coalesce("__repeat_reason", "reason").alias("reason"),
-    ).drop("__repeat", "__repeat_reason")
+    """Apply :func:`repeat_marks` to the row table, whose ``__order`` is the row's position
+    (as :func:`merge_parts` numbers it): the marked rows' bucket and reason are set in place,
+    the table keeps its order and no other column is copied."""
+    marks = repeat.filter(pl.col("__repeat").is_not_null()).sort("__order")
+    if marks.height:
+        at = marks["__order"].cast(pl.Int64)
+        # a mark always has its reason (repeat_marks gives both or neither)
+        df = df.with_columns(df["bucket"].scatter(at, marks["__repeat"]),
+                             df["reason"].scatter(at, marks["__repeat_reason"]))
     # A repeated row is counted once (duplicate) or not at all (conflict), and a malformed
     # line has no trustworthy key: their values never reach a mean, so the usable-value
     # columns are nulled here, once, for every stage (``NAME__raw`` keeps what was read).
@@ -893,17 +900,23 @@ def _python_line(line: bytes, spec: _Spec) -> tuple[Any, str | None]:
 
 
 def read_file(path: str, cfg: Config, file_index: int = 0,
-              progress: Callable[[int], None] | None = None) -> tuple[pl.DataFrame, SourceFile]:
+              progress: Callable[[int], None] | None = None,
+              each_block: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> tuple[pl.DataFrame, SourceFile]:
     """Read one file into a per-line frame (not yet deduplicated). See :func:`read_rows`.
 
     JSONL (plain or gzip) is streamed block by block through the DuckDB engine
     (:mod:`workbench.engine`); a JSON array file is decoded at once; native formats go
-    through :func:`workbench.formats.read_native`.
+    through :func:`workbench.formats.read_native`. ``each_block`` (a per-row function of a
+    frame, such as classification) is applied to each block's frame as it is read (JSONL), or
+    to the whole frame (the other formats), so a block's intermediate columns need not be held
+    for the whole file.
     """
     if cfg.native:
         frame, n = _native_frame(path, cfg)
         if progress is not None:
             progress(frame.height)  # judgments: what the ledger counts
+        if each_block is not None:
+            frame = each_block(frame)
         frame = frame.with_columns(pl.lit(file_index, dtype=pl.Int32).alias("__file_index"))
         return frame, SourceFile(path=path, sha256=_sha256_file(path), lines=n)
     fmt = _file_format(path, cfg)
@@ -921,13 +934,17 @@ def read_file(path: str, cfg: Config, file_index: int = 0,
         rows, errors, n = _decode_array(data, path, spec)
         del data
         frame = _assemble(rows, errors, None, range(1, n + 1), path, spec, cfg)
+        del rows
         if progress is not None:
             progress(n)
+        if each_block is not None:
+            frame = each_block(frame)
     else:
         from .engine import read_jsonl
 
         frame, n, digest = read_jsonl(path, cfg, spec, progress, max_input_bytes(), _too_big,
-                                      _check_encoding, _assemble, _python_line, MAX_LINE_BYTES)
+                                      _check_encoding, _assemble, _python_line, MAX_LINE_BYTES,
+                                      each_block)
     frame = frame.with_columns(pl.lit(file_index, dtype=pl.Int32).alias("__file_index"))
     return frame, SourceFile(path=path, sha256=digest, lines=n)
 
@@ -1007,6 +1024,9 @@ def read_rows(paths: Iterable[str], cfg: Config,
                 parts.append(read_classified(path, cfg, i, progress))
             except InputError as exc:
                 parts.append(exc)
+    from .engine import release
+
+    release()
     return merge_parts(parts, cfg, notes)
 
 
@@ -1019,8 +1039,52 @@ def read_classified(path: str, cfg: Config, file_index: int = 0,
     """One file read and every row classified: all that depends on a row alone (status,
     value, bucket before duplicates). No state crosses files, so files can be read on any
     executor; :func:`merge_parts` then joins them in file order."""
-    frame, src = read_file(path, cfg, file_index, progress)
-    return classify_frame(frame, cfg), src
+    return read_file(path, cfg, file_index, progress,
+                     each_block=lambda frame: classified_columns(classify_frame(frame, cfg), cfg))
+
+
+def classified_columns(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """A classified frame (:func:`classify_frame`) cut to what :func:`merge_parts` and the
+    repeat marking use: the row table's columns, the content columns
+    (:func:`content_columns`), the key-type flags ``__num_*`` and ``__file_index``. A
+    content text column (``NAME__str``) that is null in every row is dropped: a missing one
+    reads as null wherever it is used (:func:`content_exprs`), so a file of numeric scores does
+    not hold a 16-byte null view per row and field for the repeat check."""
+    names = set(row_columns(df.columns, cfg)) | set(content_columns(cfg)) | {"__file_index"}
+    names |= {c for c in df.columns if c.startswith("__num_")}
+    nulls = [c for c in _text_content(cfg) if c in df.columns and df[c].null_count() == df.height]
+    df = df.select([c for c in df.columns if c in names and c not in nulls])
+    texts = [c for c in (*KEY_FIELDS, "verdict", *(f"x_{n}" for n in cfg.extra_fields))
+             if c in df.columns and df.schema[c] == pl.String]
+    return df.with_columns([_stored_once(df[c]) for c in texts]) if texts else df
+
+
+def _stored_once(s: pl.Series) -> pl.Series:
+    """A text column with each distinct value stored once (its rows' 16-byte views point into
+    one small buffer of the distinct values, as a gather from them gives) when the values
+    repeat: judge names, variants, templated verdicts. Strings of up to 12 bytes live in the
+    view itself, and a column of mostly distinct values is left as it is."""
+    lengths = s.str.len_bytes()
+    if s.len() < 64 or not (lengths.max() or 0) > 12:
+        return s
+    distinct = s.drop_nulls().unique()
+    if 2 * distinct.len() > s.len():
+        return s
+    codes = s.replace_strict(distinct, pl.int_range(distinct.len(), eager=True, dtype=pl.UInt32),
+                             default=None, return_dtype=pl.UInt32)
+    return distinct.gather(codes).alias(s.name)
+
+
+def _text_content(cfg: Config) -> list[str]:
+    """The text columns of :func:`content_columns` (``NAME__str``)."""
+    return [f"{n}__str" for n in cfg.score_names]
+
+
+def content_exprs(columns: Sequence[str], cfg: Config) -> list[pl.Expr]:
+    """:func:`content_columns` as expressions over a frame with ``columns``: a text column
+    that :func:`classified_columns` dropped (null in every row) is a null literal."""
+    return [pl.col(c) if c in columns else pl.lit(None, dtype=pl.String).alias(c)
+            for c in content_columns(cfg)]
 
 
 def classify_frame(frame: pl.DataFrame, cfg: Config) -> pl.DataFrame:
@@ -1061,46 +1125,109 @@ def merge_parts(parts: Sequence[tuple[pl.DataFrame, SourceFile] | InputError], c
 
     ``mark_repeats(df, cfg)``: the duplicate/conflict marking (default :func:`_mark_repeats`;
     the Dask engine passes one that computes the same buckets by a shuffle on the cluster).
+    ``parts``, when a list, is emptied: the merge holds the only reference to each file's frame,
+    so the columns it replaces (bucket, reason, values, the one-chunk copy) are freed as it goes.
+
+    Memory: the per-file frames (the row table's columns plus the repeat check's content
+    columns) and, at the peak, one column copied or the rows of repeated keys; no join or
+    sort of the whole table (``__order`` is the row's position, the marks are set in place).
     """
     frames = [p[0] for p in parts if not isinstance(p, InputError)]
     sources = [p[1] for p in parts if not isinstance(p, InputError)]
     problems = [p for p in parts if isinstance(p, InputError)]
+    if isinstance(parts, list):
+        # the caller's list let go of: each file's columns are freed as the merge replaces them
+        # (held there, the final one-chunk copy would sit beside every block's chunks)
+        parts.clear()
     if not frames:
-        raise _all_problems(problems, len(parts))
-    df = pl.concat(frames, how="diagonal_relaxed")
+        raise _all_problems(problems, len(sources) + len(problems))
+    n_parts = len(sources) + len(problems)
+    df = pl.concat(frames, how="diagonal_relaxed")  # chunks: no copy
+    del frames
+    # __order is the row's position in the concatenation (file order, then line order), kept
+    # by every step below: the marks are put in place by position, no join or sort
     df = df.with_row_index("__order")
     df = (mark_repeats or _mark_repeats)(df, cfg)
+    with_valid = set(df.select(pl.col("file").filter(pl.col("bucket") == "valid").unique())["file"].to_list())
     for src in sources:
-        if df.filter((pl.col("file") == src.path) & (pl.col("bucket") == "valid")).height == 0:
+        if src.path not in with_valid:
             counts = _bucket_summary(df.filter(pl.col("file") == src.path))
             problems.append(InputError(src.path, f"no valid row at all ({counts}){_fit_hint(src.path, cfg, df)}"))
     if problems:  # the files that could not be read (in file order), then those without a valid row
-        raise _all_problems(problems, len(parts))
+        raise _all_problems(problems, n_parts)
     if notes is not None:
         notes["key_types"] = _key_type_mixes(df)
+    keep: list[Any] = list(row_columns(df.columns, cfg))
+    if cfg.values is not None:
+        # the label as read (A>>B, model_2, C): harness rules and weights need it
+        label = f"{cfg.headline}__str"
+        keep.append((pl.col(label) if label in df.columns else pl.lit(None, dtype=pl.String))
+                    .alias(f"{cfg.headline}__label"))
+    out = df.select(keep)
+    del df
+    return _one_chunk(out, cfg), sources
+
+
+def row_columns(columns: Sequence[str], cfg: Config) -> list[str]:
+    """The row table's columns, in order (without the ``__label`` of a value mapping), for a
+    frame with ``columns``."""
     keep = ["file", "line", "bucket", "reason", *KEY_FIELDS]
-    keep += sorted(c for c in df.columns if c.startswith("path_"))
+    keep += sorted(c for c in columns if c.startswith("path_"))
     for n in cfg.score_names:
         keep += [n, f"{n}__raw", f"{n}__status", f"{n}__from_string"]
     keep += ["flags", "flags_present", "verdict"]
-    if "pass_value" in df.columns:
+    if "pass_value" in columns:
         keep.append("pass_value")
     keep += [f"x_{n}" for n in cfg.extra_fields]
-    out = df.sort("__order")
-    if cfg.values is not None:
-        # the label as read (A>>B, model_2, C): harness rules and weights need it
-        out = out.with_columns(pl.col(f"{cfg.headline}__str").alias(f"{cfg.headline}__label"))
-        keep.append(f"{cfg.headline}__label")
-    return out.select(keep), sources
+    return keep
+
+
+def _one_chunk(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """``df`` in one chunk per column, rechunked a column at a time (each column's old chunks
+    are freed before the next is copied: the copy costs one column, not the table). A usable
+    value column ``NAME`` that is ``NAME__raw`` where it is set (the usual case) is made to
+    share ``NAME__raw``'s values (its own validity only), as classification made it share them
+    block by block: 8 bytes a row and field not held twice."""
+    if all(n == 1 for n in df.n_chunks("all")):
+        return df
+    raw_of = {n: f"{n}__raw" for n in cfg.score_names}
+    order = df.columns
+    cols: dict[str, pl.Series] = {}
+    for name in order:
+        if name in cols:
+            continue
+        s = df.drop_in_place(name)
+        if name in raw_of and raw_of[name] in df.columns and s.dtype == pl.Float64:
+            raw = df.drop_in_place(raw_of[name]).rechunk()
+            cols[raw_of[name]] = raw
+            cols[name] = _masked(s, raw)
+        else:
+            cols[name] = s.rechunk()
+        del s
+    return pl.DataFrame([cols[c] for c in order])
+
+
+def _masked(value: pl.Series, raw: pl.Series) -> pl.Series:
+    """``value`` in one chunk: ``raw`` (one chunk) masked to where ``value`` is set when the two
+    hold the same bits there (sharing ``raw``'s buffer), else a copy of ``value``."""
+    if raw.dtype != pl.Float64:
+        return value.rechunk()
+    set_ = value.is_not_null().rechunk()
+    mask = set_.to_numpy()
+    a = value.to_numpy()[mask]
+    b = raw.to_numpy()[mask]
+    if not np.array_equal(a.view(np.uint64), b.view(np.uint64)):
+        return value.rechunk()
+    return pl.select(pl.when(pl.lit(set_)).then(pl.lit(raw)).alias(value.name)).to_series()
 
 
 def _key_type_mixes(df: pl.DataFrame) -> list[dict[str, Any]]:
     """Key values read both as JSON numbers and as JSON strings (trial ``1`` and ``"1"``):
     they print alike and are one key (compared as text); reported, never silent."""
     out = []
-    keyed = df.filter(~pl.col("bucket").is_in(["malformed", "blank"]))
     for k in KEY_FIELDS:
         col = f"__num_{k}"
+        keyed = df.lazy().filter(KEYED).select(k, col).collect()  # three columns, not the table
         if not keyed[col].any():
             continue
         mixed = (keyed.filter(pl.col(k).is_not_null())
