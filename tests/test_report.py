@@ -395,3 +395,20 @@ def test_rows_listing_says_why_a_partial_row_is_held_out(built: report.Report) -
     html = str(report.rows_appendix(built))
     status = partial[f"{hl}__status"][0]
     assert f"<td>{hl} {status}</td>" in html
+
+
+def test_methods_name_the_sign_flip_form_each_offset_used() -> None:
+    from workbench.report.tables import _sign_flip_on
+
+    doc = {"judge_offsets": [
+        {"sign_flip_method": "exact", "clusters": 12, "sign_flip_resamples": None},
+        {"sign_flip_method": "monte_carlo", "clusters": 150, "sign_flip_resamples": 10000},
+        {"sign_flip_method": "asymptotic", "clusters": 3123, "sign_flip_resamples": None},
+        {"sign_flip_method": "asymptotic", "clusters": 3332, "sign_flip_resamples": None},
+        {"sign_flip_method": None, "clusters": 1, "sign_flip_resamples": None},  # undefined test
+    ]}
+    assert _sign_flip_on(doc) == (
+        "exact (all 2^G patterns): 1 of 4 records on 12 scenarios; "
+        "Monte-Carlo: 1 of 4 records on 150 scenarios, 10000 patterns; "
+        "large-sample normal form: 2 of 4 records on 3123 to 3332 scenarios")
+    assert _sign_flip_on({"judge_offsets": []}) == "-"

@@ -1010,6 +1010,11 @@ METHODS = {
     "kappa": ("Judge agreement", "quadratic-weighted kappa on the rubric's integer scale; "
               "Krippendorff's alpha (interval)",
               "Cohen (1968), Psych. Bulletin 70(4); Krippendorff (2004)"),
+    "sign_flip": ("Judge offset sign-flip p", "signs of whole scenarios' summed within-item "
+                  "differences flipped: all 2^G patterns (G <= 12), a seeded Monte-Carlo sample, "
+                  "or above 200 scenarios with none holding over 10% of the variance the "
+                  "large-sample normal form (size measured by simulation)",
+                  "Fisher (1935); Canay, Romano & Shaikh (2017), Econometrica 85(3)"),
 }
 
 
@@ -1029,6 +1034,25 @@ def _resamples_text(doc: Mapping[str, Any], cfg: Any) -> str:
         return f"{used} resamples"
     return (f"{used} resamples ({cfg.resamples} asked; bootstrap.budget {boot.get('budget')} resamples x "
             f"scenarios over {boot.get('scenarios')} scenarios)")
+
+
+_SIGN_FLIP_FORMS = {"exact": "exact (all 2^G patterns)", "monte_carlo": "Monte-Carlo",
+                    "asymptotic": "large-sample normal form"}
+
+
+def _sign_flip_on(doc: Mapping[str, Any]) -> str:
+    """How many judge-offset records used each form of the sign-flip test (and its draws)."""
+    recs = [o for o in doc.get("judge_offsets") or [] if o.get("sign_flip_method")]
+    parts = []
+    for method, label in _SIGN_FLIP_FORMS.items():
+        mine = [o for o in recs if o["sign_flip_method"] == method]
+        if not mine:
+            continue
+        text = f"{label}: {len(mine)} of {len(recs)} records on {_span([o['clusters'] for o in mine])} scenarios"
+        if method == "monte_carlo":
+            text += f", {_span([o['sign_flip_resamples'] for o in mine if o.get('sign_flip_resamples')])} patterns"
+        parts.append(text)
+    return "; ".join(parts) or "-"
 
 
 def methods_table(r: Report) -> Html:
@@ -1052,6 +1076,7 @@ def methods_table(r: Report) -> Html:
         "contrasts have matched units",
         "mde": f"power {cfg.power:g}, alpha {cfg.alpha:g}; target effect {cfg.target_effect:g}",
         "kappa": f"{len(offsets)} judge pairs",
+        "sign_flip": _sign_flip_on(doc),
         "fisher_exact": f"alpha {cfg.alpha:g}",
     }
     for t in doc.get("missingness_tests", []):
@@ -1063,6 +1088,8 @@ def methods_table(r: Report) -> Html:
     used |= {t["method"] for t in doc.get("missingness_tests", []) if t["method"] in METHODS}
     if offsets:
         used.add("kappa")
+    if any(o.get("sign_flip_method") for o in doc.get("judge_offsets") or []):
+        used.add("sign_flip")
     rows = []
     for key, (what, how, ref) in METHODS.items():
         if key in used:
