@@ -1064,8 +1064,8 @@ def _stored_once(s: pl.Series) -> pl.Series:
     one small buffer of the distinct values, as a gather from them gives) when the values
     repeat: judge names, variants, templated verdicts. Strings of up to 12 bytes live in the
     view itself, and a column of mostly distinct values is left as it is."""
-    lengths = s.str.len_bytes()
-    if s.len() < 64 or not (lengths.max() or 0) > 12:
+    longest = s.str.len_bytes().max()  # None: every value is null
+    if s.len() < 64 or longest is None or longest <= 12:
         return s
     distinct = s.drop_nulls().unique()
     if 2 * distinct.len() > s.len():

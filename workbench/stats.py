@@ -978,13 +978,13 @@ def wilcoxon_p(diffs: ArrayLike) -> float | None:
     """
     d = _values(diffs, "diffs")
     n = int(d.size)
+    if n == 0:
+        return None
     nonzero = d[d != 0.0]
     m = int(nonzero.size)
-    if n == 0 or m == 0:
-        return _f(_sps.wilcoxon(d, zero_method="wilcox").pvalue) if n else None
     absd = np.abs(nonzero)
-    ties = np.unique(absd).size < m
-    if n > _WILCOXON_ENUMERATE or not (ties or m < n):
+    # scipy enumerates exactly when n <= 13 and there are zeros (m < n) or ties
+    if m == 0 or n > _WILCOXON_ENUMERATE or not (m < n or np.unique(absd).size < m):
         return _f(_sps.wilcoxon(d, zero_method="wilcox").pvalue)
     ranks = _sps.rankdata(absd, method="average").astype(np.float64)
     observed = float(np.sum((nonzero > 0.0).astype(np.float64) * ranks))
