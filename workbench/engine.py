@@ -138,6 +138,12 @@ class Plan:
             if tuple(p) not in self.paths:
                 self.paths.append(tuple(p))
         self.index = {p: j for j, p in enumerate(self.paths)}
+        # the typed columns each path needs (_per_path): a number for a rubric field, an
+        # integer's text for a key, a boolean for a rubric field or the pass field
+        self.numbers = {self.index[tuple(p)] for _, p in cfg.scores}
+        self.integers = {self.index[tuple(p)] for k in KEY_FIELDS if k not in cfg.constants
+                         for p in (cfg.keys[k] or ())}
+        self.booleans = self.numbers | ({self.index[tuple(cfg.pass_field)]} if cfg.pass_field is not None else set())
         self.tokens = [t for t, _ in key_tokens]
         # each key token with the type columns of the paths ending in it (presence counts)
         extra: list[FieldPath] = []
@@ -185,7 +191,7 @@ class Plan:
             f" SELECT i, json_extract(line, {texts}) AS J,"
             f"  CASE WHEN contains(line, chr(92)) THEN {dup_escaped} ELSE true END AS nodup FROM lines"
             f"  WHERE line IS NOT NULL AND starts_with(line, '{{') AND json_valid(line)"
-            f"  AND NOT regexp_matches(line, {_sql_str(SUSPECT_RE)}))")
+            f"  AND NOT ({' OR '.join(f'regexp_matches(line, {_sql_str(r)})' for r in SUSPECT_PARTS)}))")
 
 
 
@@ -235,10 +241,9 @@ def repeated_keys(lines: Lines, plan: Plan, res: pl.DataFrame) -> np.ndarray:
     ids = res["i"].to_numpy()
     exact = np.zeros(n, dtype=bool)
     exact[ids] = True
-    arr = np.frombuffer(lines.buf, dtype=np.uint8)
-    slash = np.flatnonzero(arr == 0x5C)
-    if len(slash):
-        exact[np.unique(_line_of(lines, slash))] = False
+    if lines.buf.find(b"\\") >= 0:  # memchr; a 32 MB comparison and its fresh pages when not
+        arr = np.frombuffer(lines.buf, dtype=np.uint8)
+        exact[np.unique(_line_of(lines, np.flatnonzero(arr == 0x5C)))] = False
     other = np.flatnonzero(~exact)
     if len(other) > max(64, n // 50):
         return repeated_tokens(lines, plan.tokens)
@@ -269,15 +274,22 @@ def _line_of(lines: Lines, pos: np.ndarray) -> np.ndarray:
     return np.searchsorted(lines.starts, pos, side="right") - 1
 
 
-SUSPECT_RE = (r",[ \t\n\r]*[\]}]"  # a trailing comma: , before ] or }
-              r"|[:,\[][ \t\n\r]*-?(?i:nan|inf)"  # a bare nan/inf after : , or [ (any case)
-              r"|\\u(?:[dD][89a-fA-F]|0000)")  # \uD800-\uDFFF (a lone surrogate) and \u0000
+SUSPECT_PARTS = (
+    r",[ \t\n\r]*(?:[\]}]|-?(?i:nan|inf))",  # a trailing comma (, before ] or }), or a bare
+    r":[ \t\n\r]*-?(?i:nan|inf)",  # nan/inf (any case) after , : or [
+    r"\[[ \t\n\r]*-?(?i:nan|inf)",
+    r"\\u(?:[dD][89a-fA-F]|0000)",  # \uD800-\uDFFF (a lone surrogate) and \u0000
+)
+SUSPECT_RE = "|".join(SUSPECT_PARTS)
 """Lines DuckDB could read otherwise than Python, matched by DuckDB (RE2) in the engine's
 query, so the test runs on DuckDB's threads: a line it matches is not returned, and so read
 by Python. The same tests over the block's bytes with numpy and ``bytes.find`` cost 0.18 s
 of CPU per 32 MB block on one thread, this 0.15 s on two (measured); the match is exact where
 the byte scan took a long run of whitespace as suspect, and both ignore whether the text is
-inside a string (a line is flagged in either case)."""
+inside a string (a line is flagged in either case). The query tests :data:`SUSPECT_PARTS`, each
+starting with one literal byte (``,`` ``:`` ``[`` ``\\``), which RE2 finds with ``memchr``: the
+one expression, starting with any of four bytes, ran its automaton over every byte (0.14 s
+of CPU per 32 MB block; the four 0.10 s, measured); together they match the same lines."""
 
 
 def scan(lines: Lines) -> np.ndarray:
@@ -290,8 +302,11 @@ def scan(lines: Lines) -> np.ndarray:
     out = np.zeros(len(lines), dtype=bool)
     if not size or not len(lines):
         return out
-    # deeply nested: Python stops at its recursion limit
-    if ((lines.ends - lines.starts) >= _DEEP).any():
+    # deeply nested: Python stops at its recursion limit. A line DuckDB reads as JSON that is
+    # nested _DEEP deep holds _DEEP opening and _DEEP closing brackets, so it is at least
+    # 2 * _DEEP bytes long; a shorter one is never that deep (brackets inside its strings are
+    # no nesting), and one that is not JSON goes to Python anyway: no need to count
+    if ((lines.ends - lines.starts) >= 2 * _DEEP).any():
         opening = np.flatnonzero((arr | 0x20) == ord("{"))  # { and [
         if len(opening) >= _DEEP:
             out |= np.bincount(_line_of(lines, opening), minlength=len(lines)) >= _DEEP
@@ -321,10 +336,19 @@ class _HashingReader:
             pass
 
 
+RESERVE = 1 << 16
+"""Free bytes in front of each block from :func:`blocks`: the previous block's unfinished line
+is put there (and the front cut off, which a bytearray does without moving its bytes), so a
+block is read into memory once. The two copies this replaced (``carry + block`` and the block
+cut at its last newline) were 64 MB of fresh pages per 32 MB block: 1M lines, 0.4 s of system
+CPU (page faults) of 4 s (measured with ``ru_minflt``)."""
+
+
 def blocks(path: str, limit: int, too_big: Callable[[str, int | str, int], InputError],
-           digest: list[str]) -> Iterator[bytes]:
-    """The decompressed bytes of ``path`` in blocks; ``digest`` gets the sha256 of the bytes
-    on disk once the file is read. Same limits and messages as reading the file at once."""
+           digest: list[str]) -> Iterator[bytearray]:
+    """The decompressed bytes of ``path`` in blocks, each a bytearray holding its bytes from
+    offset :data:`RESERVE` on; ``digest`` gets the sha256 of the bytes on disk once the file
+    is read. Same limits and messages as reading the file at once."""
     gz = path.endswith(".gz")
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below
@@ -338,11 +362,13 @@ def blocks(path: str, limit: int, too_big: Callable[[str, int | str, int], Input
             if not gz:
                 h = hashlib.sha256()
                 while True:
-                    b = fh.read(BLOCK_BYTES)
-                    if not b:
+                    ba = bytearray(RESERVE + BLOCK_BYTES)
+                    got = fh.readinto(memoryview(ba)[RESERVE:])  # whole blocks but the last
+                    if not got:
                         break
-                    h.update(b)
-                    yield b
+                    del ba[RESERVE + got:]
+                    h.update(memoryview(ba)[RESERVE:])
+                    yield ba
                 digest.append(h.hexdigest())
                 return
             head = fh.read(2)
@@ -368,7 +394,10 @@ def blocks(path: str, limit: int, too_big: Callable[[str, int | str, int], Input
                     total += len(b)
                     if total > limit:
                         raise too_big(path, f"more than {limit}", limit)
-                    yield b
+                    ba = bytearray(RESERVE + len(b))
+                    ba[RESERVE:] = b
+                    del b
+                    yield ba
                     if total == limit:  # one byte more says whether it is over
                         try:
                             more = gzf.read(1)
@@ -404,12 +433,21 @@ def _bad_utf8(buf: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     return np.asarray(bad, dtype=np.int64)
 
 
+def byte_positions(arr: np.ndarray, byte: int, step: int = 1 << 20) -> np.ndarray:
+    """``np.flatnonzero(arr == byte)`` a megabyte at a time: the comparison's temporary is
+    reused, where one of the whole block was 32 MB of fresh pages (page faults) per call."""
+    if len(arr) <= step:
+        return np.flatnonzero(arr == byte)
+    parts = [np.flatnonzero(arr[a:a + step] == byte) + a for a in range(0, len(arr), step)]
+    return np.concatenate(parts)
+
+
 class Lines:
     """The complete lines of one block: offsets into ``buf`` (``ends`` without ``\\r\\n``)."""
 
-    def __init__(self, buf: bytes, start: int):
+    def __init__(self, buf: bytes | bytearray, start: int):
         arr = np.frombuffer(buf, dtype=np.uint8)
-        nl = np.flatnonzero(arr == 10)
+        nl = byte_positions(arr, 10)
         starts = np.concatenate([np.asarray([start], dtype=np.int64), nl.astype(np.int64) + 1])
         ends = np.concatenate([nl.astype(np.int64), np.asarray([len(buf)], dtype=np.int64)])
         if starts[-1] >= len(buf):  # nothing after the last newline
@@ -427,7 +465,7 @@ class Lines:
         return len(self.starts)
 
     def line(self, i: int) -> bytes:
-        return self.buf[int(self.starts[i]):int(self.ends[i])]
+        return bytes(memoryview(self.buf)[int(self.starts[i]):int(self.ends[i])])
 
 
 def _arrow_lines(lines: Lines, null: np.ndarray) -> pa.Table:
@@ -630,7 +668,7 @@ def read_jsonl(path: str, cfg: Config, spec: Any, progress: Callable[[int], None
     con = _connection().cursor()  # one cursor per file: files may be read in threads
     digest: list[str] = []
     frames: list[pl.DataFrame] = []
-    carry = b""
+    carry: bytes | bytearray = b""
     first = True
     line_no = 1
     total = 0
@@ -641,7 +679,13 @@ def read_jsonl(path: str, cfg: Config, spec: Any, progress: Callable[[int], None
             block = pending
             pending = next(src, None)
             final = pending is None
-            buf = carry + block if carry else block
+            if len(carry) <= RESERVE:  # the unfinished line put in front, the rest cut off
+                block[RESERVE - len(carry):RESERVE] = carry
+                del block[:RESERVE - len(carry)]
+                buf = block
+            else:
+                buf = carry + memoryview(block)[RESERVE:]
+            del block
             start = 0
             if first:
                 check_encoding(buf[:4096], path)
@@ -658,8 +702,8 @@ def read_jsonl(path: str, cfg: Config, spec: Any, progress: Callable[[int], None
                 if cut <= start:
                     carry = buf
                     continue
-                carry = buf[cut:]
-                buf = buf[:cut] if cut < len(buf) else buf
+                carry = bytes(buf[cut:])
+                del buf[cut:]
             frame, n = _block_frame(con, buf, start, plan, path, cfg, spec, line_no, groups, null_groups,
                                     assemble, python_line, max_line)
             if each_block is not None and frame.width:
@@ -717,11 +761,12 @@ def _decode_texts(values: pa.Array) -> tuple[np.ndarray, pl.Series]:
     # a number: a double if written with . e E, or an integer past the 64-bit ranges
     num = np.flatnonzero(codes == _DOUBLE_T)
     if len(num):
-        lens = ends[num] - starts[num]
-        marked = np.zeros(len(num), dtype=bool)
-        for k in range(int(lens.max())):  # numbers are short: byte k of each at once
-            inside = lens > k
-            marked[inside] |= _NUM_MARK[arr[starts[num[inside]] + k]]
+        at = starts[num]
+        last = ends[num] - 1
+        marked = _NUM_MARK[arr[at]]
+        for k in range(1, int((last - at).max()) + 1):  # numbers are short: byte k of each at
+            # once (past its end, a number's last byte again: no subsets to gather)
+            marked |= _NUM_MARK[arr[np.minimum(at + k, last)]]
         num_int = num[~marked]
     else:
         num_int = num
@@ -736,11 +781,10 @@ def _decode_texts(values: pa.Array) -> tuple[np.ndarray, pl.Series]:
         at = np.flatnonzero(arr == 0x5C)  # a backslash: in which value (starts are ascending)
         escaped = np.unique(np.searchsorted(starts, at, side="right") - 1) if len(at) else at
         escaped = escaped[is_str[escaped]]
-        stripped = pl.DataFrame({"s": text, "q": is_str}).select(
-            # the quotes around a string: exactly one each side where there is no backslash
-            # (a quote inside is escaped); one with a backslash is decoded by json.loads below
-            pl.when(pl.col("q")).then(pl.col("s").str.strip_chars('"'))
-            .otherwise(pl.col("s")))["s"]
+        # the quotes around a string: exactly one each side where there is no backslash (a
+        # quote inside is escaped); one with a backslash is decoded by json.loads below. The
+        # other texts (numbers, true/false/null, [...], {...}) neither start nor end with one
+        stripped = text.str.strip_chars('"')
         if len(escaped):
             import json
 
@@ -779,13 +823,13 @@ def _per_path(tbl: pa.Table, plan: Plan, cfg: Config) -> pl.DataFrame:
     for j in range(len(plan.paths)):
         t = pl.col(f"t{j}")
         s = pl.col(f"s{j}")
-        exprs += [
-            t,
-            pl.when(t == _STR_T).then(s).alias(f"s{j}"),
-            pl.when(t.is_in(_NUM_TYPES)).then(s.cast(pl.Float64, strict=False)).alias(f"n{j}"),
-            pl.when(t.is_in(_INT_TYPES)).then(s).alias(f"i{j}"),
-            pl.when(t == _BOOL_T).then(s == "true").alias(f"b{j}"),
-        ]
+        exprs += [t, pl.when(t == _STR_T).then(s).alias(f"s{j}")]
+        if j in plan.numbers:
+            exprs.append(pl.when(t.is_in(_NUM_TYPES)).then(s.cast(pl.Float64, strict=False)).alias(f"n{j}"))
+        if j in plan.integers:
+            exprs.append(pl.when(t.is_in(_INT_TYPES)).then(s).alias(f"i{j}"))
+        if j in plan.booleans:
+            exprs.append(pl.when(t == _BOOL_T).then(s == "true").alias(f"b{j}"))
     if cfg.flags is not None:
         j = plan.index[tuple(cfg.flags)]
         exprs += [pl.col("la").alias(f"la{j}"), pl.col("l").alias(f"l{j}")]
