@@ -37,7 +37,6 @@ from typing import Any
 import msgspec
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from . import vocab
 from .config import KEY_FIELDS, Config, FieldPath
@@ -428,23 +427,16 @@ def _short_repr(v: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-_FLAGS_TYPE = pa.list_(pa.string())
-
-
 def _flags_columns(values: list[Any]) -> tuple[pl.Series, pl.Series]:
     """Flags as a List(String) column (non-strings shown as JSON text) and flags_present."""
     lists = values if set(map(type, values)) <= {list} else [
         v if type(v) is list else None for v in values]
-    arr = None
-    try:
-        arr = pa.array(lists, type=_FLAGS_TYPE)  # C-level; fails on any non-string element
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        pass
-    if arr is None or arr.flatten().null_count:  # a null element is shown as "null" text
-        arr = pa.array([None if v is None
-                        else [x if isinstance(x, str) else _short_repr(x) for x in v]
-                        for v in lists], type=_FLAGS_TYPE)
-    flags = pl.Series("flags", arr)
+    # built by polars, not pa.array: pyarrow imports pandas on its first pa.array (0.4 s of
+    # CPU in a process that never needs it); a null element is shown as "null" text
+    if not all(type(x) is str for v in lists if v is not None for x in v):
+        lists = [None if v is None else [x if isinstance(x, str) else _short_repr(x) for x in v]
+                 for v in lists]
+    flags = pl.Series("flags", lists, dtype=pl.List(pl.String))
     return flags, flags.is_not_null().alias("flags_present")
 
 
