@@ -14,7 +14,6 @@ from pathlib import Path
 
 import polars as pl
 
-from . import schemas
 from .census import census as _census_table
 from .config import Config, load_config
 from .paired import contrasts as _contrasts
@@ -44,13 +43,13 @@ def scorecard_table(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
 
 
 def judge_offsets(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
-    """Paired judge offsets and agreement (``diff_counts`` as text; see results.json for the dict)."""
-    return schemas.frame(_judge_offsets(rows, cfg), schemas.JUDGE_OFFSETS)
+    """Paired judge offsets and agreement (see :func:`workbench.paired.judge_offsets`)."""
+    return _judge_offsets(rows, cfg)
 
 
 def contrasts(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     """Variant contrasts, unpaired and paired, with power (see :func:`workbench.paired.contrasts`)."""
-    return schemas.frame(_contrasts(rows, cfg), schemas.PAIRED_CONTRASTS)
+    return _contrasts(rows, cfg)
 
 
 def claims(rows: pl.DataFrame, cfg: Config, claims_file: str) -> pl.DataFrame:

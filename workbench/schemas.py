@@ -18,6 +18,7 @@ judge offsets, contrasts, ranks), the one place records become a frame.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,10 @@ class Schema:
     optional: frozenset[str] = frozenset()
     open_prefixes: tuple[str, ...] = ()
     may_be_empty: bool = False  # a frame with no columns at all: the stage did not apply
+    maps: Mapping[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
+    """Columns that results.json writes as an object: a list of (key, value) structs, by the
+    names of its two fields (``diff_counts``: ``{"-1": 24, "0": 50}`` from ``[{diff: -1,
+    count: 24}, ...]``); see :func:`workbench.document.records`."""
 
     def expected(self, fields: Sequence[str] = ()) -> dict[str, Any]:
         """The columns for these score names (templates expanded), in order."""
@@ -82,6 +87,8 @@ def _kind(dtype: Any) -> str:
         return "string"
     if isinstance(dtype, pl.List):
         return "list"
+    if isinstance(dtype, pl.Struct):
+        return "struct"
     return str(dtype)
 
 
@@ -114,21 +121,35 @@ def conform(frame: pl.DataFrame, schema: Schema, fields: Sequence[str] = ()) -> 
 
 
 def frame(records: Iterable[Mapping[str, Any]], schema: Schema, fields: Sequence[str] = ()) -> pl.DataFrame:
-    """A stage table from per-record output, conformed to ``schema``. A dict or list value in a
-    column the schema types as text is kept as its ``str`` (``diff_counts``, the ranks' lists:
-    the structured value is in results.json)."""
+    """A stage table from per-record output, conformed to ``schema`` (a stage that computes
+    per record, judge offsets, contrasts, ranks, builds its table here once its records are
+    complete). Lists and objects stay typed: ``List``/``Struct`` columns, a map (``Schema.maps``)
+    as a list of key/value structs; nothing is kept as its ``str``."""
     expected = schema.expected(fields)
-    flat = [{k: (str(v) if isinstance(v, dict | list) and expected.get(k) == pl.String else v)
-             for k, v in r.items()} for r in records]
+    flat = []
+    for r in records:
+        rec = dict(r)
+        for col, (k, v) in schema.maps.items():
+            if isinstance(rec.get(col), Mapping):
+                # the key as its declared type (``"-1"`` -> -1: the map's keys are its text)
+                key_type = {f.name: f.dtype for f in expected[col].inner.fields}[k]
+                cast = int if key_type.is_integer() else float if key_type.is_float() else str
+                rec[col] = [{k: cast(key), v: val} for key, val in rec[col].items()]
+        flat.append(rec)
     if not flat:
         return schema.empty(fields)
-    return conform(pl.DataFrame(flat, infer_schema_length=None), schema, fields)
+    # the declared dtypes of the nested columns (inference cannot know an empty list's inner type)
+    nested = {c: d for c, d in expected.items() if isinstance(d, pl.List | pl.Struct)}
+    df = pl.DataFrame(flat, infer_schema_length=None, schema_overrides=nested or None)
+    return conform(df, schema, fields)
 
 
 # --------------------------------------------------------------------------- the tables
 
 _S, _I, _U, _F, _B = pl.String, pl.Int64, pl.UInt32, pl.Float64, pl.Boolean
 _LS = pl.List(pl.String)
+#: ``diff_counts``: pairs per rounded integer difference (:func:`workbench.stats.diff_counts`)
+_DIFF_COUNTS = pl.List(pl.Struct({"diff": pl.Int64, "count": pl.Int64}))
 
 ROWS = Schema("rows", {
     "file": _S, "line": _I, "bucket": _S, "reason": _S,
@@ -196,12 +217,13 @@ JUDGE_OFFSETS = Schema("judge_offsets", {
     "mean_diff": _F, "ci_low": _F, "ci_high": _F, "ci_method": _S, "p": _F, "p_method": _S,
     "p_sign_flip": _F, "sign_flip_method": _S, "sign_flip_resamples": _I, "boot_low": _F, "boot_high": _F,
     "t_ci_low": _F, "t_ci_high": _F,
-    "clustered_ci_low": _F, "clustered_ci_high": _F, "ignores_clustering": _S, "wilcoxon_p": _F,
-    "diff_counts": _S, "exact_agreement": _F, "within_one": _F, "kappa_quadratic": _F,
+    "clustered_ci_low": _F, "clustered_ci_high": _F, "ignores_clustering": _LS, "wilcoxon_p": _F,
+    "diff_counts": _DIFF_COUNTS, "exact_agreement": _F, "within_one": _F, "kappa_quadratic": _F,
     "krippendorff_alpha": _F, "spearman": _F,
-})
+}, maps={"diff_counts": ("diff", "count")})
 """Paired judge offsets and agreement (:func:`workbench.paired.judge_offsets`); ``diff_counts``
-as text (results.json has the dict)."""
+one ``{diff, count}`` struct per rounded difference (results.json: ``{"-1": 24, ...}``),
+``ignores_clustering`` the names of the columns that ignore it."""
 
 PAIRED_CONTRASTS = Schema("contrasts", {
     "a": _S, "b": _S, "field": _S, "subset": _S, "judge": _S,
@@ -224,17 +246,19 @@ PAIRED_CONTRASTS = Schema("contrasts", {
 CONTRASTS = Schema("contrasts", {
     **PAIRED_CONTRASTS.columns,
     "missing_rate_a": _F, "missing_rate_b": _F, "fisher_p": _F, "missingness_p": _F,
-    "missingness_method": _S, "confounded_missing": _B, "judges_a": _S, "judges_b": _S,
+    "missingness_method": _S, "confounded_missing": _B, "judges_a": _LS, "judges_b": _LS,
     "confounded_judges": _B, "confounded": _B,
 })
 """The contrasts of a run: :data:`PAIRED_CONTRASTS` with the missingness and judge-set
-confounding of :func:`workbench.paired.contrast_confounding`; ``judges_a``/``judges_b`` as text."""
+confounding of :func:`workbench.paired.contrast_confounding`; ``judges_a``/``judges_b`` the
+judge names of each side."""
 
 RANKS = Schema("ranks", {
     "variant": _S, "status": _S, "mean": _F, "rank_low": _I, "rank_high": _I,
-    "rank_distinguishable": _B, "above": _S, "below": _S, "tied_with": _S, "not_compared": _S,
+    "rank_distinguishable": _B, "above": _LS, "below": _LS, "tied_with": _LS, "not_compared": _LS,
 })
-"""Rank intervals per variant (:func:`workbench.ranks.rank_intervals` ``cells``); the lists as text."""
+"""Rank intervals per variant (:func:`workbench.ranks.rank_intervals` ``cells``): the variant
+names above, below, tied with and not compared with each cell (null for an unranked cell)."""
 
 PUBLISHED_CHECK = Schema("published_check", {
     "variant": _S, "judge": _S, "subset": _S, "field": _S,

@@ -1,0 +1,104 @@
+"""The results document, built in one place from the stage tables.
+
+Every stage hands on a typed table (:mod:`workbench.schemas`) or a small typed result
+holding tables (:class:`workbench.ranks.RankIntervals`); no stage returns the records a
+later stage turns back into a frame. :func:`build` is the one place those tables become
+the JSON-ready document that :mod:`workbench.results` writes (``results.json``) and the
+presentation reads (terminal, report, plots). A table's records are its rows
+(:func:`records`): ``List``/``Struct`` columns as lists and objects, a map column
+(``Schema.maps``: ``diff_counts``) as an object keyed by its key field's text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from . import schemas
+from .ranks import RankIntervals
+
+
+def records(table: pl.DataFrame, schema: schemas.Schema | None = None) -> list[dict[str, Any]]:
+    """The rows of a stage table as results.json records (column order kept), a map column of
+    ``schema`` as an object: ``[{diff: -1, count: 24}]`` -> ``{"-1": 24}``."""
+    out = table.to_dicts()
+    for col, (k, v) in (schema.maps.items() if schema is not None else ()):
+        if col not in table.columns:
+            continue
+        for rec in out:
+            if rec[col] is not None:
+                rec[col] = {str(e[k]): e[v] for e in rec[col]}
+    return out
+
+
+def census_records(table: pl.DataFrame, fields: Sequence[str]) -> list[dict[str, Any]]:
+    """The census (or its margins) as results.json records: the ``nulls__{field}`` columns as
+    one ``field_nulls`` object per record, ``{field: count}`` in the config's field order."""
+    out = []
+    for rec in table.to_dicts():
+        rec["field_nulls"] = {f: rec.pop(f"nulls__{f}") for f in fields}
+        out.append(rec)
+    return out
+
+
+def ranks_section(ranks: RankIntervals) -> dict[str, Any]:
+    """results.json ``ranks``: what the intervals rest on and one record per cell."""
+    return {
+        "field": ranks.field, "basis": ranks.basis, "alpha": ranks.alpha, "measured": ranks.measured,
+        "pairs_possible": ranks.pairs_possible, "pairs_compared": ranks.pairs_compared,
+        "complete": ranks.complete, "cells": records(ranks.cells, schemas.RANKS),
+    }
+
+
+def build(*, head: dict[str, Any], fields: Sequence[str],
+          malformed_lines: pl.DataFrame, census: pl.DataFrame, census_margins: pl.DataFrame,
+          missingness_tests: list[dict[str, Any]], scale_checks: list[dict[str, Any]],
+          provenance_checks: list[dict[str, Any]],
+          value_unit: Any, value_range: Sequence[float],
+          scorecard: pl.DataFrame, flag_rates: pl.DataFrame, pass_rates: pl.DataFrame,
+          consistency: pl.DataFrame, gate: dict[str, Any], contrast_selection: dict[str, Any],
+          judge_offsets: pl.DataFrame, contrasts: pl.DataFrame, bootstrap: dict[str, Any],
+          ranks: RankIntervals,
+          published_check: list[dict[str, Any]] | None = None,
+          published_summary: dict[str, Any] | None = None,
+          claims: list[dict[str, Any]] | None = None,
+          repetition: dict[str, Any] | None = None,
+          harness: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The results document of a run from its stage tables.
+
+    ``head``: what the run records about itself before any stage (schema and workbench
+    versions, inputs, config and its sources and warnings, name warnings, plan, ledger and
+    its notes), in that order; ``fields`` the config's score names. The keys follow in the
+    order of the stages; an optional section (``published_check``, ``claims``, ``harness``)
+    only when its stage ran.
+    """
+    doc: dict[str, Any] = dict(head)
+    doc["malformed_lines"] = malformed_lines.to_dicts()
+    doc["census"] = census_records(census, fields)
+    doc["census_margins"] = census_records(census_margins, fields)
+    doc["missingness_tests"] = missingness_tests
+    doc["scale_checks"] = scale_checks
+    doc["provenance_checks"] = provenance_checks
+    doc["value_unit"] = value_unit
+    doc["value_range"] = list(value_range)
+    doc["scorecard"] = scorecard.to_dicts()
+    doc["flag_rates"] = flag_rates.to_dicts()
+    doc["pass_rates"] = pass_rates.to_dicts()
+    doc["consistency"] = consistency.to_dicts()
+    doc["gate"] = gate
+    doc["contrast_selection"] = contrast_selection
+    doc["judge_offsets"] = records(judge_offsets, schemas.JUDGE_OFFSETS)
+    doc["contrasts"] = records(contrasts, schemas.CONTRASTS)
+    doc["bootstrap"] = bootstrap
+    doc["ranks"] = ranks_section(ranks)
+    if published_check is not None:
+        doc["published_check"] = published_check
+        doc["published_summary"] = published_summary
+    if claims is not None:
+        doc["claims"] = claims
+    doc["repetition"] = repetition
+    if harness is not None:
+        doc["harness"] = harness
+    return doc
