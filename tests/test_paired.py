@@ -31,9 +31,9 @@ paired = importlib.import_module("workbench.paired")
 
 def _records(table: pl.DataFrame) -> list[dict[str, Any]]:
     """A paired stage table as the records results.json holds (``diff_counts`` an object)."""
-    from workbench import document, schemas
+    from workbench import schemas
 
-    return document.records(table, schemas.JUDGE_OFFSETS if "judge_a" in table.columns
+    return schemas.records(table, schemas.JUDGE_OFFSETS if "judge_a" in table.columns
                             else schemas.PAIRED_CONTRASTS)
 
 HSET = settings(
@@ -742,7 +742,7 @@ def test_n_needed_gives_the_planned_power_in_a_paired_design() -> None:
 
 def test_repetition_icc_of_trials_by_naive_anova(offsets: dict[str, Any]) -> None:
     lines, cfg = offsets["lines"], offsets["cfg"]
-    rep = paired.repetition_consistency(offsets["rows"], cfg)
+    rep = wb.document.repetition_section(paired.repetition_consistency(offsets["rows"], cfg))
     by_v = {r["variant"]: r for r in rep["per_variant"]}
     for v in ("A", "B"):
         groups: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -774,7 +774,7 @@ def test_rank_inversions_between_single_trials_by_hand() -> None:
     ]
     lines.append({"scenario": "s1", "variant": "D", "trial": 1, "judge": "j", "overall": 10})
     cfg = make_cfg()
-    rep = paired.repetition_consistency(read(lines, cfg), cfg)
+    rep = wb.document.repetition_section(paired.repetition_consistency(read(lines, cfg), cfg))
     assert rep["reference_ranking"] == ["A", "B", "C"]
     assert [s["ranking"] for s in rep["slices"]] == [
         ["A", "B", "C"],

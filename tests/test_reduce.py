@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench import document, paired, reduce, schemas, stats
+from workbench import paired, reduce, schemas, stats
 from workbench import scorecard as sc
 
 
@@ -180,7 +180,7 @@ def test_scorecard_and_contrast_intervals_match_naive_joint_resampling(tmp_path:
         if isinstance(ln.get("overall"), int):
             items.setdefault((ln["scenario"], ln["variant"], ln["trial"]), {})[ln["judge"]] = ln["overall"]
     od = [(k[0], d["j1"] - d["j2"]) for k, d in items.items() if len(d) == 2]
-    off = document.records(paired.judge_offsets(rows, cfg), schemas.JUDGE_OFFSETS)[0]
+    off = schemas.records(paired.judge_offsets(rows, cfg), schemas.JUDGE_OFFSETS)[0]
     assert (off["judge_a"], off["judge_b"], off["variant"]) == ("j1", "j2", None)
     lo, hi = pct([sum(w[s] * d for s, d in od) / sum(w[s] for s, _ in od) for w in weights])
     assert (off["boot_low"], off["boot_high"]) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))

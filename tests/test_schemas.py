@@ -75,8 +75,6 @@ def test_conform_normalises_within_a_kind_only() -> None:
 
 
 def test_a_map_is_a_list_of_key_value_structs_and_an_object_in_the_document() -> None:
-    from workbench import document
-
     base = dict.fromkeys(schemas.JUDGE_OFFSETS.columns)
     recs = [{**base, "judge_a": "x", "diff_counts": {"-2": 1, "0": 5, "3": 2}, "ignores_clustering": ["p"]},
             {**base, "judge_a": "y", "diff_counts": {}, "ignores_clustering": []}]
@@ -88,7 +86,7 @@ def test_a_map_is_a_list_of_key_value_structs_and_an_object_in_the_document() ->
     far = offs.select(pl.col("diff_counts").list.eval(
         pl.element().struct.field("count").filter(pl.element().struct.field("diff").abs() >= 2)).list.sum())
     assert far.to_series().to_list() == [3, 0]
-    back = document.records(offs, schemas.JUDGE_OFFSETS)
+    back = schemas.records(offs, schemas.JUDGE_OFFSETS)
     assert [r["diff_counts"] for r in back] == [{"-2": 1, "0": 5, "3": 2}, {}]
     assert [r["ignores_clustering"] for r in back] == [["p"], []]
     assert list(back[0]) == list(schemas.JUDGE_OFFSETS.columns)

@@ -54,15 +54,14 @@ def contrasts(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
 
 def claims(rows: pl.DataFrame, cfg: Config, claims_file: str) -> pl.DataFrame:
     """Each headline claim of a claims YAML checked against the rows: verdict, interval, bounds."""
-    from .check import check_claims, claims_frame, read_claims
+    from .check import check_claims, read_claims
 
-    return claims_frame(check_claims(rows, cfg, read_claims(claims_file)))
+    return check_claims(rows, cfg, read_claims(claims_file))
 
 
 def published_check(rows: pl.DataFrame, cfg: Config, published_file: str) -> pl.DataFrame:
     """Each cell of a published scorecard CSV under every aggregation rule: which reproduce it."""
     from .check import published_check as _published_check
-    from .check import published_frame, read_published
+    from .check import read_published
 
-    return published_frame(_published_check(rows, cfg, read_published(published_file, cfg),
-                                            source=published_file))
+    return _published_check(rows, cfg, read_published(published_file, cfg), source=published_file)

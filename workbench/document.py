@@ -5,8 +5,9 @@ holding tables (:class:`workbench.ranks.RankIntervals`); no stage returns the re
 later stage turns back into a frame. :func:`build` is the one place those tables become
 the JSON-ready document that :mod:`workbench.results` writes (``results.json``) and the
 presentation reads (terminal, report, plots). A table's records are its rows
-(:func:`records`): ``List``/``Struct`` columns as lists and objects, a map column
-(``Schema.maps``: ``diff_counts``) as an object keyed by its key field's text.
+(:func:`workbench.schemas.records`): ``List``/``Struct`` columns as lists and objects, a map
+column (``Schema.maps``: ``diff_counts``, a published cell's ``rules``) as an object keyed by
+its key field's text.
 """
 
 from __future__ import annotations
@@ -16,21 +17,9 @@ from typing import Any
 
 import polars as pl
 
-from . import schemas
+from . import check, schemas
+from .paired import Repetition
 from .ranks import RankIntervals
-
-
-def records(table: pl.DataFrame, schema: schemas.Schema | None = None) -> list[dict[str, Any]]:
-    """The rows of a stage table as results.json records (column order kept), a map column of
-    ``schema`` as an object: ``[{diff: -1, count: 24}]`` -> ``{"-1": 24}``."""
-    out = table.to_dicts()
-    for col, (k, v) in (schema.maps.items() if schema is not None else ()):
-        if col not in table.columns:
-            continue
-        for rec in out:
-            if rec[col] is not None:
-                rec[col] = {str(e[k]): e[v] for e in rec[col]}
-    return out
 
 
 def census_records(table: pl.DataFrame, fields: Sequence[str]) -> list[dict[str, Any]]:
@@ -48,8 +37,16 @@ def ranks_section(ranks: RankIntervals) -> dict[str, Any]:
     return {
         "field": ranks.field, "basis": ranks.basis, "alpha": ranks.alpha, "measured": ranks.measured,
         "pairs_possible": ranks.pairs_possible, "pairs_compared": ranks.pairs_compared,
-        "complete": ranks.complete, "cells": records(ranks.cells, schemas.RANKS),
+        "complete": ranks.complete, "cells": schemas.records(ranks.cells, schemas.RANKS),
     }
+
+
+def repetition_section(rep: Repetition) -> dict[str, Any]:
+    """results.json ``repetition``: the per-variant ICCs, the single-trial slices and their
+    count of rankings that differ from the reference."""
+    return {"per_variant": schemas.records(rep.per_variant), "reference_ranking": rep.reference_ranking,
+            "slices": schemas.records(rep.slices), "inversions": rep.inversions, "n_slices": rep.slices.height,
+            "order_statistic_n_95_95": rep.order_statistic_n_95_95}
 
 
 def build(*, head: dict[str, Any], fields: Sequence[str],
@@ -61,10 +58,9 @@ def build(*, head: dict[str, Any], fields: Sequence[str],
           consistency: pl.DataFrame, gate: dict[str, Any], contrast_selection: dict[str, Any],
           judge_offsets: pl.DataFrame, contrasts: pl.DataFrame, bootstrap: dict[str, Any],
           ranks: RankIntervals,
-          published_check: list[dict[str, Any]] | None = None,
-          published_summary: dict[str, Any] | None = None,
-          claims: list[dict[str, Any]] | None = None,
-          repetition: dict[str, Any] | None = None,
+          published_check: pl.DataFrame | None = None,
+          claims: pl.DataFrame | None = None,
+          repetition: Repetition,
           harness: dict[str, Any] | None = None) -> dict[str, Any]:
     """The results document of a run from its stage tables.
 
@@ -89,16 +85,16 @@ def build(*, head: dict[str, Any], fields: Sequence[str],
     doc["consistency"] = consistency.to_dicts()
     doc["gate"] = gate
     doc["contrast_selection"] = contrast_selection
-    doc["judge_offsets"] = records(judge_offsets, schemas.JUDGE_OFFSETS)
-    doc["contrasts"] = records(contrasts, schemas.CONTRASTS)
+    doc["judge_offsets"] = schemas.records(judge_offsets, schemas.JUDGE_OFFSETS)
+    doc["contrasts"] = schemas.records(contrasts, schemas.CONTRASTS)
     doc["bootstrap"] = bootstrap
     doc["ranks"] = ranks_section(ranks)
     if published_check is not None:
-        doc["published_check"] = published_check
-        doc["published_summary"] = published_summary
+        doc["published_check"] = schemas.records(published_check, schemas.PUBLISHED_CHECK)
+        doc["published_summary"] = check.published_summary(doc["published_check"])
     if claims is not None:
-        doc["claims"] = claims
-    doc["repetition"] = repetition
+        doc["claims"] = schemas.records(claims, schemas.CLAIMS)
+    doc["repetition"] = repetition_section(repetition)
     if harness is not None:
         doc["harness"] = harness
     return doc

@@ -15,6 +15,7 @@ import bisect
 import itertools
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -636,7 +637,24 @@ def contrast_confounding(contrasts: pl.DataFrame, census: pl.DataFrame, margins:
 # --------------------------------------------------------------------------- repetitions
 
 
-def repetition_consistency(rows: pl.DataFrame, cfg: Config) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Repetition:
+    """The repetition stage: ``per_variant`` (:data:`workbench.schemas.REPETITION`),
+    ``slices`` (:data:`workbench.schemas.REPETITION_SLICES`), the ranking on all trials the
+    slices are compared with (None without slices) and the order-statistic n for 95/95."""
+
+    per_variant: pl.DataFrame
+    slices: pl.DataFrame
+    reference_ranking: list[str] | None
+    order_statistic_n_95_95: int
+
+    @property
+    def inversions(self) -> int:
+        """Slices whose ranking differs from the reference."""
+        return int(self.slices["differs"].sum())
+
+
+def repetition_consistency(rows: pl.DataFrame, cfg: Config) -> Repetition:
     """Trials within scenario: ICC per variant, and how often single-trial rankings disagree.
 
     ``per_variant``: ICC(1) of valid headline values with the (scenario, judge) pair as the
@@ -685,6 +703,7 @@ def repetition_consistency(rows: pl.DataFrame, cfg: Config) -> dict[str, Any]:
         for t in trial_ids:
             order = sorted(common, key=lambda x: (-per_slice[t][x], x))
             slices.append({"trial": t, "ranking": order, "differs": order != ref})
-    return {"per_variant": per_variant, "reference_ranking": ref if slices else None,
-            "slices": slices, "inversions": sum(s["differs"] for s in slices), "n_slices": len(slices),
-            "order_statistic_n_95_95": stats.order_statistic_n(0.95, 0.95)}
+    return Repetition(per_variant=schemas.frame(per_variant, schemas.REPETITION),
+                      slices=schemas.frame(slices, schemas.REPETITION_SLICES),
+                      reference_ranking=ref if slices else None,
+                      order_statistic_n_95_95=stats.order_statistic_n(0.95, 0.95))

@@ -307,11 +307,12 @@ def run(
                        "position_swap": harness.position_swap(rows, cfg)}
     frames = {"census": cen, "census_margins": margins, "scorecard": card, "flag_rates": flags,
               "pass_rates": passes, "consistency": cons,
-              "judge_offsets": offsets, "contrasts": contrasts, "ranks": rank_table.cells}
+              "judge_offsets": offsets, "contrasts": contrasts, "ranks": rank_table.cells,
+              "repetition": repetition.per_variant, "repetition_slices": repetition.slices}
     if published_checks is not None:
-        frames["published_check"] = check.published_frame(published_checks)
+        frames["published_check"] = published_checks
     if claims_checked is not None:
-        frames["claims"] = check.claims_frame(claims_checked)
+        frames["claims"] = claims_checked
     frames = schemas.conform_frames(frames, fields)
     doc = document.build(
         head=head, fields=fields, malformed_lines=malformed, census=cen, census_margins=margins,
@@ -321,7 +322,6 @@ def run(
         contrast_selection=contrast_selection, judge_offsets=offsets, contrasts=contrasts,
         bootstrap=boot_doc, ranks=rank_table,
         published_check=published_checks,
-        published_summary=check.published_summary(published_checks) if published_checks is not None else None,
         claims=claims_checked, repetition=repetition, harness=harness_doc)
     return Analysis(config=cfg, rows=rows, sources=sources, doc=doc, frames=frames,
                     execution=execute.describe(execution, len(sources)))

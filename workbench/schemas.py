@@ -43,10 +43,11 @@ class Schema:
     optional: frozenset[str] = frozenset()
     open_prefixes: tuple[str, ...] = ()
     may_be_empty: bool = False  # a frame with no columns at all: the stage did not apply
-    maps: Mapping[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
-    """Columns that results.json writes as an object: a list of (key, value) structs, by the
-    names of its two fields (``diff_counts``: ``{"-1": 24, "0": 50}`` from ``[{diff: -1,
-    count: 24}, ...]``); see :func:`workbench.document.records`."""
+    maps: Mapping[str, tuple[str, str | None]] = dataclasses.field(default_factory=dict)
+    """Columns that results.json writes as an object: a list of structs, by the name of the
+    key field and of the value field (``diff_counts``: ``{"-1": 24, "0": 50}`` from ``[{diff:
+    -1, count: 24}, ...]``), or None when the value is the struct's other fields (a published
+    cell's ``rules``: ``{"valid_mean": {"value": 8.3, "n": 33}}``); see :func:`records`."""
 
     def expected(self, fields: Sequence[str] = ()) -> dict[str, Any]:
         """The columns for these score names (templates expanded), in order."""
@@ -134,7 +135,7 @@ def frame(records: Iterable[Mapping[str, Any]], schema: Schema, fields: Sequence
                 # the key as its declared type (``"-1"`` -> -1: the map's keys are its text)
                 key_type = {f.name: f.dtype for f in expected[col].inner.fields}[k]
                 cast = int if key_type.is_integer() else float if key_type.is_float() else str
-                rec[col] = [{k: cast(key), v: val} for key, val in rec[col].items()]
+                rec[col] = [{k: cast(key), **(val if v is None else {v: val})} for key, val in rec[col].items()]
         flat.append(rec)
     if not flat:
         return schema.empty(fields)
@@ -142,6 +143,20 @@ def frame(records: Iterable[Mapping[str, Any]], schema: Schema, fields: Sequence
     nested = {c: d for c, d in expected.items() if isinstance(d, pl.List | pl.Struct)}
     df = pl.DataFrame(flat, infer_schema_length=None, schema_overrides=nested or None)
     return conform(df, schema, fields)
+
+
+def records(table: pl.DataFrame, schema: Schema | None = None) -> list[dict[str, Any]]:
+    """The rows of a stage table as results.json records (column order kept; what
+    :func:`frame` made from them), a map column of ``schema`` as an object:
+    ``[{diff: -1, count: 24}]`` -> ``{"-1": 24}``."""
+    out = table.to_dicts()
+    for col, (k, v) in (schema.maps.items() if schema is not None else ()):
+        if col not in table.columns:
+            continue
+        for rec in out:
+            if rec[col] is not None:
+                rec[col] = {str(e.pop(k)): (e if v is None else e[v]) for e in rec[col]}
+    return out
 
 
 # --------------------------------------------------------------------------- the tables
@@ -260,14 +275,27 @@ RANKS = Schema("ranks", {
 """Rank intervals per variant (:func:`workbench.ranks.rank_intervals` ``cells``): the variant
 names above, below, tied with and not compared with each cell (null for an unranked cell)."""
 
+REPETITION = Schema("repetition", {"variant": _S, "trials": _I, "icc_trials": _F})
+"""Agreement of repeated trials per variant (:func:`workbench.paired.repetition_consistency`
+``per_variant``): ICC(1) with the (scenario, judge) pair as the cluster; null with one trial."""
+
+REPETITION_SLICES = Schema("repetition_slices", {"trial": _S, "ranking": _LS, "differs": _B})
+"""Per trial number, the variant ranking on that trial alone and whether it differs from the
+ranking on all trials (:func:`workbench.paired.repetition_consistency` ``slices``)."""
+
 PUBLISHED_CHECK = Schema("published_check", {
     "variant": _S, "judge": _S, "subset": _S, "field": _S,
     "published": _F, "decimals": _I, "reproduced_by": _LS,
     "nearest_rule": _S, "nearest_value": _F, "distance": _F,
-    "valid_mean": _F, "finding": _S,
-})
+    "valid_mean": _F,
+    "rules": pl.List(pl.Struct({"rule": _S, "value": _F, "n": _I})),
+    "ambiguous": pl.Struct({"rules": _LS, "why": _S}),
+    "finding": _S,
+}, maps={"rules": ("rule", None)})
 """Each published cell under every aggregation rule (:func:`workbench.check.published_check`);
-``reproduced_by`` holds :class:`workbench.vocab.Rule` names."""
+``reproduced_by`` holds :class:`workbench.vocab.Rule` names, ``rules`` each rule's value and n
+(results.json: an object by rule name), ``ambiguous`` the rules that reproduce it and why
+when there are several (null otherwise)."""
 
 CLAIMS = Schema("claims", {
     "name": _S, "field": _S, "subset": _S, "judge": _S,
@@ -289,7 +317,7 @@ CLAIMS = Schema("claims", {
 #: Every stage table of :attr:`workbench.pipeline.Analysis.frames`, by its name there.
 STAGE_TABLES: dict[str, Schema] = {s.name: s for s in (
     CENSUS, CENSUS_MARGINS, SCORECARD, FLAG_RATES, PASS_RATES, CONSISTENCY,
-    JUDGE_OFFSETS, CONTRASTS, RANKS, PUBLISHED_CHECK, CLAIMS)}
+    JUDGE_OFFSETS, CONTRASTS, RANKS, REPETITION, REPETITION_SLICES, PUBLISHED_CHECK, CLAIMS)}
 
 
 def conform_frames(frames: Mapping[str, pl.DataFrame], fields: Sequence[str] = ()) -> dict[str, pl.DataFrame]:
