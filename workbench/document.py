@@ -51,8 +51,8 @@ def repetition_section(rep: Repetition) -> dict[str, Any]:
 
 def build(*, head: dict[str, Any], fields: Sequence[str],
           malformed_lines: pl.DataFrame, census: pl.DataFrame, census_margins: pl.DataFrame,
-          missingness_tests: list[dict[str, Any]], scale_checks: list[dict[str, Any]],
-          provenance_checks: list[dict[str, Any]],
+          missingness_tests: pl.DataFrame, scale_checks: pl.DataFrame,
+          provenance_checks: pl.DataFrame,
           value_unit: Any, value_range: Sequence[float],
           scorecard: pl.DataFrame, flag_rates: pl.DataFrame, pass_rates: pl.DataFrame,
           consistency: pl.DataFrame, gate: dict[str, Any], contrast_selection: dict[str, Any],
@@ -74,9 +74,9 @@ def build(*, head: dict[str, Any], fields: Sequence[str],
     doc["malformed_lines"] = malformed_lines.to_dicts()
     doc["census"] = census_records(census, fields)
     doc["census_margins"] = census_records(census_margins, fields)
-    doc["missingness_tests"] = missingness_tests
-    doc["scale_checks"] = scale_checks
-    doc["provenance_checks"] = provenance_checks
+    doc["missingness_tests"] = schemas.records(missingness_tests, schemas.MISSINGNESS_TESTS)
+    doc["scale_checks"] = schemas.records(scale_checks, schemas.SCALE_CHECKS)
+    doc["provenance_checks"] = schemas.records(provenance_checks, schemas.PROVENANCE_CHECKS)
     doc["value_unit"] = value_unit
     doc["value_range"] = list(value_range)
     doc["scorecard"] = scorecard.to_dicts()

@@ -305,7 +305,8 @@ def run(
         harness_doc = {"rule": (cfg.harness or {}).get("rule"),
                        "figures": harness.harness_figures(rows, cfg),
                        "position_swap": harness.position_swap(rows, cfg)}
-    frames = {"census": cen, "census_margins": margins, "scorecard": card, "flag_rates": flags,
+    frames = {"census": cen, "census_margins": margins, "missingness_tests": missing_tests,
+              "scale_checks": scales, "provenance_checks": prov, "scorecard": card, "flag_rates": flags,
               "pass_rates": passes, "consistency": cons,
               "judge_offsets": offsets, "contrasts": contrasts, "ranks": rank_table.cells,
               "repetition": repetition.per_variant, "repetition_slices": repetition.slices}

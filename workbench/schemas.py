@@ -226,6 +226,30 @@ CONSISTENCY = Schema("consistency", {
 """Rows whose numbers disagree with themselves (:func:`workbench.scorecard.consistency`);
 each pair of columns only when its check applies, no columns when none does."""
 
+MISSINGNESS_TESTS = Schema("missingness_tests", {
+    "factor": _S, "statistic": _F, "p_value": _F, "method": _S, "permutations": _I,
+    "classic_p": _F, "classic_method": _S, "levels": _I,
+    "missing_rates": pl.List(pl.Struct({"level": _S, "rate": _F})),
+}, maps={"missing_rates": ("level", "rate")})
+"""Does the missing rate depend on the judge? on the variant? (:func:`workbench.census.missingness_tests`):
+one row per factor; ``missing_rates`` one ``{level, rate}`` per level (results.json: an object
+by level)."""
+
+SCALE_CHECKS = Schema("scale_checks", {
+    "judge": _S, "numeric": _I, "outside": _I, "share_outside": _F, "min": _F, "max": _F,
+    "scale_mismatch": _B, "message": _S,
+})
+"""Per judge, numeric headline values outside the rubric (:func:`workbench.census.scale_checks`)."""
+
+PROVENANCE_CHECKS = Schema("provenance_checks", {
+    "file": _S, "field": _S, "path": _S, "compare": _S, "rows": _I,
+    "agree": _I, "disagree": _I, "unknown": _I,
+    "examples": pl.List(pl.Struct({"field": _S, "path": _S, "rows": _I})),
+    "finding": _B, "message": _S,
+})
+"""A row field checked against its file's path, per file x check
+(:func:`workbench.provenance.provenance_checks`); no rows without ``cross_check``."""
+
 JUDGE_OFFSETS = Schema("judge_offsets", {
     "judge_a": _S, "judge_b": _S, "variant": _S, "subset": _S, "field": _S,
     "pairs": _I, "clusters": _I, "only_a": _I, "only_b": _I,
@@ -316,7 +340,8 @@ CLAIMS = Schema("claims", {
 
 #: Every stage table of :attr:`workbench.pipeline.Analysis.frames`, by its name there.
 STAGE_TABLES: dict[str, Schema] = {s.name: s for s in (
-    CENSUS, CENSUS_MARGINS, SCORECARD, FLAG_RATES, PASS_RATES, CONSISTENCY,
+    CENSUS, CENSUS_MARGINS, MISSINGNESS_TESTS, SCALE_CHECKS, PROVENANCE_CHECKS,
+    SCORECARD, FLAG_RATES, PASS_RATES, CONSISTENCY,
     JUDGE_OFFSETS, CONTRASTS, RANKS, REPETITION, REPETITION_SLICES, PUBLISHED_CHECK, CLAIMS)}
 
 
