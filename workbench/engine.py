@@ -26,8 +26,9 @@ decoder (:func:`workbench.ingest._slow_decode` and the duplicate-key check), and
   a regular expression in the query (:data:`SUSPECT_RE`, on DuckDB's threads), as is the next;
 * a ``\\uD800``-``\\uDFFF`` escape (a lone surrogate is malformed in Python's reading) and
   ``\\u0000`` (a NUL inside a string);
-* 256 or more opening brackets in the line (Python's decoder stops at its recursion limit:
-  "nested too deeply"; DuckDB has no such limit), counted with numpy (:func:`scan`);
+* 256 or more opening brackets in a line of 512 bytes or more (Python's decoder stops at its
+  recursion limit: "nested too deeply"; DuckDB has no such limit; a shorter line that DuckDB
+  reads cannot be nested that deep), counted with numpy (:func:`scan`);
 * a configured key's quoted text occurring twice in the line (:func:`repeated_keys`: a
   ``bytes.count`` over the block first, per line only when it exceeds the lines holding the key): a
   duplicated key, where DuckDB keeps the first value and Python the last, and the workbench
