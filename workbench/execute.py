@@ -170,13 +170,17 @@ def _pool_parts(files: list[str], cfg: Config, jobs: int,
     try:
         futures = [pool.submit(_pool_read, path, cfg, i) for i, path in enumerate(files)]
         results = [f.result() for f in futures]  # file order, whatever order they finish in
+        # the workers' counts are put on the queue by a feeder thread in each worker, which may
+        # still hold some when its result is back: a worker flushes them as it exits, so the
+        # relay's stop mark goes in after the pool is shut down (before, under load, the last
+        # counts could come after the mark and be lost: 29 of 35 lines in one run)
+        pool.shutdown()
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     finally:
         if relay is not None:
             relay.stop()
-    pool.shutdown()
     return [r.error() if isinstance(r, _Failure) else r for r in results]
 
 
