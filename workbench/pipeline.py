@@ -16,7 +16,8 @@ from typing import Any
 
 import polars as pl
 
-from . import execute, formats, harness, ingest, ledger, names, paired, provenance, ranks, schemas, selection, stats
+from . import (execute, formats, harness, ingest, ledger, names, paired, provenance, ranks, reduce_codes, schemas,
+               selection, stats)
 from .census import census as census_table
 from .census import census_margins, missingness_tests, scale_checks
 from .config import Config
@@ -215,8 +216,11 @@ def run(
     config_warnings = check_names(rows, cfg)
     hl = cfg.headline
     led = ledger.count_ledger(rows, planned=plan_info["mode"] is not None)
-    cen = schemas.conform(census_table(rows, cfg), schemas.CENSUS, fields)
-    margins = schemas.conform(census_margins(rows, cfg), schemas.CENSUS_MARGINS, fields)
+    # the keyed rows as integer codes, built once (in the census) for the stages up to the
+    # flag rates, and dropped after them
+    view = reduce_codes.KeyedCodes(rows, cfg)
+    cen = schemas.conform(census_table(rows, cfg, view=view), schemas.CENSUS, fields)
+    margins = schemas.conform(census_margins(rows, cfg, view=view), schemas.CENSUS_MARGINS, fields)
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "workbench_version": _version(),
@@ -224,7 +228,7 @@ def run(
         "config": cfg.to_dict(),
         "config_sources": list(cfg.sources),
         "config_warnings": config_warnings,
-        "name_warnings": names.name_warnings(rows, notes.get("key_types")),
+        "name_warnings": names.name_warnings(rows, notes.get("key_types"), view=view),
         "plan": plan_info,
         "ledger": led,
         "ledger_notes": {
@@ -239,7 +243,7 @@ def run(
                             .collect().to_dicts()),
         "census": _census_records(cen, cfg),
         "census_margins": _census_records(margins, cfg),
-        "missingness_tests": missingness_tests(rows, cfg),
+        "missingness_tests": missingness_tests(rows, cfg, view=view),
         "scale_checks": scale_checks(rows, cfg),
         "provenance_checks": provenance.provenance_checks(rows, cfg),
     }
