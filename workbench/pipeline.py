@@ -16,8 +16,21 @@ from typing import Any
 
 import polars as pl
 
-from . import (execute, formats, harness, ingest, ledger, names, paired, provenance, ranks, reduce_codes, schemas,
-               selection, stats)
+from . import (
+    execute,
+    formats,
+    harness,
+    ingest,
+    ledger,
+    names,
+    paired,
+    provenance,
+    ranks,
+    reduce_codes,
+    schemas,
+    selection,
+    stats,
+)
 from .census import census as census_table
 from .census import census_margins, missingness_tests, scale_checks
 from .config import Config
@@ -256,10 +269,11 @@ def run(
     joint = JointBootstrap.for_rows(rows, cfg)
     stage(f"scorecard (joint cluster bootstrap, {joint.resamples} resamples over "
           f"{len(joint.scenarios)} scenarios)")
-    card = schemas.conform(scorecard_table(rows, cfg, joint), schemas.SCORECARD)
-    flags = schemas.conform(flag_rates(rows, cfg), schemas.FLAG_RATES)
+    card = schemas.conform(scorecard_table(rows, cfg, joint, view=view), schemas.SCORECARD)
+    flags = schemas.conform(flag_rates(rows, cfg, view=view), schemas.FLAG_RATES)
     passes = schemas.conform(pass_rates(rows, cfg), schemas.PASS_RATES)
     cons = schemas.conform(consistency(rows, cfg), schemas.CONSISTENCY)
+    del view
     release_memory()
     doc["value_unit"] = cfg.value_unit
     doc["value_range"] = list(cfg.value_range)

@@ -195,6 +195,15 @@ class KeyedCodes:
                                        .select(KEY_FIELDS).collect())
         return self._parts["conflict"]  # type: ignore[no-any-return]
 
+    def subset_mask(self, name: str) -> np.ndarray:
+        """Keyed rows in the config's subset ``name`` (:func:`workbench.selection.subset_filter`,
+        null as not), cached."""
+        def build() -> np.ndarray:
+            return (self.rows.lazy().filter(selection.keyed())
+                    .select(selection.subset_filter(self.cfg, name).fill_null(False).alias("s"))
+                    .collect()["s"].to_numpy())
+        return self.cached(f"subset:{name}", build)  # type: ignore[no-any-return]
+
     def cached(self, key: str, build: Any) -> Any:
         """A stage's own derived part, built once per view (``build()`` on first call)."""
         if key not in self._parts:

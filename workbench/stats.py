@@ -2287,7 +2287,8 @@ JOINT_SEED_BLOCK = 64
 """Resamples drawn from one generator: resample r comes from ``default_rng([seed, r // 64])``."""
 
 
-def joint_bootstrap_weights(n_clusters: int, start: int, stop: int, seed: int) -> NDArray[np.float64]:
+def joint_bootstrap_weights(n_clusters: int, start: int, stop: int, seed: int,
+                            out: NDArray[Any] | None = None) -> NDArray[Any]:
     """Return the bootstrap weights of resamples ``start..stop-1``: shape (stop - start, G).
 
     The standard cluster bootstrap (Field & Welsh 2007) drawn once per run: resample r
@@ -2297,18 +2298,29 @@ def joint_bootstrap_weights(n_clusters: int, start: int, stop: int, seed: int) -
     ``default_rng([seed, k])`` (``integers(G, size=G)`` each), so a resample's weights do
     not depend on how resamples are blocked in memory, on the number of resamples
     requested, or on which cells use them.
+
+    ``out``: an array of that shape to fill and return instead of a new float64 one (an
+    integer dtype holds the counts without a float64 copy; a count above its range raises
+    OverflowError).
     """
     g = int(n_clusters)
-    out = np.empty((max(0, stop - start), g), dtype=np.float64)
+    if out is None:
+        out = np.empty((max(0, stop - start), g), dtype=np.float64)
+    elif out.shape != (max(0, stop - start), g):
+        raise ValueError(f"out must have shape {(max(0, stop - start), g)}, got {out.shape}")
     if stop <= start:
         return out
+    limit = None if out.dtype.kind == "f" else int(np.iinfo(out.dtype).max)
     k = JOINT_SEED_BLOCK
     for block in range(start // k, (stop - 1) // k + 1):
         rng = np.random.default_rng([int(seed), int(block)])
         for r in range(block * k, min(stop, (block + 1) * k)):
             draw = rng.integers(g, size=g)
             if r >= start:
-                out[r - start] = np.bincount(draw, minlength=g)
+                row = np.bincount(draw, minlength=g)
+                if limit is not None and g and int(row.max()) > limit:
+                    raise OverflowError(f"a cluster drawn {int(row.max())} times does not fit {out.dtype}")
+                out[r - start] = row
     return out
 
 
