@@ -266,7 +266,8 @@ def run(
         doc["ledger_notes"]["input_lines"] = sum(s.lines for s in sources)
     from .reduce import JointBootstrap
 
-    joint = JointBootstrap.for_rows(rows, cfg)
+    joint = (JointBootstrap.for_scenarios([s for s in view.levels("scenario") if s is not None], cfg)
+             if view.usable else JointBootstrap.for_rows(rows, cfg))  # the same sorted scenario index
     stage(f"scorecard (joint cluster bootstrap, {joint.resamples} resamples over "
           f"{len(joint.scenarios)} scenarios)")
     card = schemas.conform(scorecard_table(rows, cfg, joint, view=view), schemas.SCORECARD)

@@ -107,13 +107,16 @@ class KeyedCodes:
     row-sized of text is kept: the codes are int32, the flags one byte a row. Parts are
     built when first asked for, so the cost falls in the first stage that needs them.
 
-    ``usable`` is False when a key column is not text (a table that did not go through
-    :data:`workbench.schemas.ROWS`): the stages then take their own (slower) paths.
+    ``usable`` is False when a key column is not text or a column it reads is absent (a table
+    that did not go through :data:`workbench.schemas.ROWS`): the stages then take their own
+    (slower) paths.
     """
 
     def __init__(self, rows: pl.DataFrame, cfg: Config) -> None:
         self.rows, self.cfg = rows, cfg
-        self.usable = all(c in rows.columns and rows.schema[c] == pl.String for c in KEY_FIELDS)
+        need = ["bucket", f"{cfg.headline}__from_string", *[f"{n}__status" for n in (cfg.headline, *cfg.score_names)]]
+        self.usable = (all(c in rows.columns and rows.schema[c] == pl.String for c in KEY_FIELDS)
+                       and all(c in rows.columns for c in need))
         self._parts: dict[str, Any] = {}
 
     def _base(self) -> dict[str, Any]:

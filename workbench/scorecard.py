@@ -115,12 +115,12 @@ def _stable_order(*keys: np.ndarray) -> np.ndarray:
     stable sort per key, least significant first, each on the narrowest unsigned type that
     holds it (numpy radix-sorts 16-bit keys)."""
     n = keys[0].size if keys else 0
-    order = np.arange(n)
+    order = None  # the identity (the first sort needs no gather)
     for k in reversed(keys):
         top = int(k.max()) if k.size else 0
         kk = k.astype(np.uint16 if top < 2**16 else np.int64)
-        order = order[np.argsort(kk[order], kind="stable")]
-    return order
+        order = np.argsort(kk, kind="stable") if order is None else order[np.argsort(kk[order], kind="stable")]
+    return np.arange(n) if order is None else order
 
 
 def _value_rank(x: np.ndarray) -> np.ndarray:
@@ -204,10 +204,12 @@ class _CellValues:
             code = reduce_codes.scenario_codes(cell_rows_.select("scenario").collect().to_series(), scenarios)
         code = code.astype(np.int32) if len(scenarios) < 2**31 else code
         self.fields: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        # the cell rows' mask, evaluated once (not once per field)
+        cell_mask = rows.select((selection.keyed() & selection.in_cells()).fill_null(False).alias("m")).to_series()
         for fld in cfg.score_names:
-            col = cell_rows_.select(fld).collect().to_series()
+            col = rows.get_column(fld).filter(cell_mask)
             idx = np.flatnonzero(col.is_not_null().to_numpy())
-            x = col.to_numpy().astype(np.float64)[idx]
+            x = col.drop_nulls().to_numpy().astype(np.float64, copy=False)  # the values at idx
             del col
             idx = idx.astype(np.int32) if self.base_pos.size < 2**31 else idx
             c = code[idx]
@@ -219,17 +221,18 @@ class _CellValues:
         """Sorted cell keys; their counts (``present``, ``conflict``, ``conflict_keys``,
         ``absent``: arrays in key order); per field (values, scenario codes, cell bounds):
         cell i's values are ``values[bounds[i]:bounds[i + 1]]`` in canonical order."""
-        ident = np.zeros(self.height, dtype=np.int64)
+        width = int(np.prod([len(self.labels[b][1]) for b in by]))
+        narrow = np.int32 if width < 2**31 - 1 else np.int64  # half the bytes of every row-sized array
+        ident = np.zeros(self.height, dtype=narrow)
         for b in by:
             codes, levels = self.labels[b]
             ident *= len(levels)
             ident += codes
         sel = np.ones(self.height, dtype=bool) if subset is None else self.subsets[subset]
-        width = int(np.prod([len(self.labels[b][1]) for b in by]))
         if width <= 4 * self.height + 1024:  # a lookup table no larger than the rows
             ids = np.flatnonzero(np.bincount(ident[sel], minlength=width))
             m = ids.size
-            lut = np.full(width + 1, m, dtype=np.int64)
+            lut = np.full(width + 1, m, dtype=narrow)
             lut[ids] = np.arange(m)
             cell = lut[np.where(sel, ident, width)]
         else:  # many variants x judges, few of the combinations present

@@ -22,6 +22,7 @@ Conventions used throughout
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from dataclasses import dataclass, field
@@ -373,6 +374,19 @@ def _pair(a: ArrayLike, b: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.f
     return aa, bb
 
 
+@functools.lru_cache(maxsize=4096)
+def _t_ppf(q: float, df: float) -> float:
+    """``scipy.stats.t.ppf(q, df)`` as a float, remembered: the scorecard asks it once per cell,
+    mostly with the same degrees of freedom (the same number, bit for bit)."""
+    return float(_sps.t.ppf(q, df))
+
+
+@functools.lru_cache(maxsize=64)
+def _norm_ppf(q: float) -> float:
+    """``scipy.stats.norm.ppf(q)`` as a float, remembered."""
+    return float(_sps.norm.ppf(q))
+
+
 def _f(x: Any) -> float | None:
     """Plain float, or None if not finite."""
     if x is None:
@@ -548,7 +562,7 @@ def t_interval(
         return None, None
     if se < 0:
         raise ValueError(f"se must be >= 0, got {se}")
-    tcrit = float(_sps.t.ppf(1.0 - (1.0 - c) / 2.0, df))
+    tcrit = _t_ppf(1.0 - (1.0 - c) / 2.0, df)
     return float(estimate - tcrit * se), float(estimate + tcrit * se)
 
 
@@ -1622,8 +1636,8 @@ def clustered_proportion(
     if g < 2:
         lo, hi = _wilson_real(x, n, c)
         return lo, hi, n
-    z = float(_sps.norm.ppf(1.0 - (1.0 - c) / 2.0))
-    tq = float(_sps.t.ppf(1.0 - (1.0 - c) / 2.0, g - 1))
+    z = _norm_ppf(1.0 - (1.0 - c) / 2.0)
+    tq = _t_ppf(1.0 - (1.0 - c) / 2.0, g - 1)
     deff = 1.0
     if 0.0 < p < 1.0:
         resid = s - p * t
