@@ -143,7 +143,7 @@ def child_stages(path: str, out: str, resamples: int | None) -> dict[str, Any]:
 
     t_start = time.perf_counter()
     import workbench  # noqa: F401
-    from workbench import cli, ledger, paired, pipeline, stats
+    from workbench import cli, document, ledger, paired, pipeline, stats
 
     t_imported = time.perf_counter()
     timing: dict[str, dict[str, float]] = {}
@@ -175,7 +175,7 @@ def child_stages(path: str, out: str, resamples: int | None) -> dict[str, Any]:
         "ingest": [(pipeline, "load")],
         "census": [(ledger, "count_ledger"), (pipeline, "census_table"), (pipeline, "census_margins"),
                    (pipeline, "missingness_tests"), (pipeline, "scale_checks"), (pipeline, "check_names"),
-                   (pipeline, "_census_records")],
+                   (document, "census_records")],
         "scorecard": [(pipeline, "scorecard_table"), (pipeline, "flag_rates"), (pipeline, "pass_rates"),
                       (pipeline, "consistency"), (pipeline, "gate")],
         "paired: judge offsets": [(paired, "judge_offsets")],

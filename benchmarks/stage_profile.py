@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 path, out, resamples = sys.argv[1], sys.argv[2], sys.argv[3]
-from workbench import cli, ledger, names, paired, pipeline, provenance, ranks, stats  # noqa: E402
+from workbench import cli, document, ledger, names, paired, pipeline, provenance, ranks, stats  # noqa: E402
 
 timing = {}
 def rss():
@@ -47,7 +47,7 @@ for mod, name, label in [
     (pipeline, "census_table", "census"), (pipeline, "census_margins", "census_margins"),
     (pipeline, "missingness_tests", "missingness_tests"), (pipeline, "scale_checks", "scale_checks"),
     (names, "name_warnings", "name_warnings"), (provenance, "provenance_checks", "provenance"),
-    (pipeline, "_census_records", "census_records"),
+    (document, "census_records", "census_records"),
     (pipeline, "scorecard_table", "scorecard"), (pipeline, "flag_rates", "flag_rates"),
     (pipeline, "pass_rates", "pass_rates"), (pipeline, "consistency", "consistency"),
     (paired, "judge_offsets", "judge_offsets"), (paired, "contrasts", "contrasts"),

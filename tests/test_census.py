@@ -15,10 +15,16 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
-from workbench import apply_plan, load_config, read_rows
+from workbench import apply_plan, load_config, read_rows, schemas
 from workbench.census import census, census_margins, missingness_tests, scale_checks
 
 KEYS = ("scenario", "variant", "trial", "judge")
+
+
+def _records(table: pl.DataFrame) -> list[dict[str, Any]]:
+    """A census check table as results.json holds it (``missing_rates`` an object)."""
+    return schemas.records(table, schemas.STAGE_TABLES["missingness_tests" if "factor" in table.columns
+                                                       else "scale_checks"])
 
 
 def line(judge: str, variant: str, scenario: str, trial: int = 1, **fields: Any) -> str:
@@ -268,7 +274,7 @@ def test_margins_add_up_to_cells(hand_rows: pl.DataFrame) -> None:
 
 
 def test_missingness_small_tables_use_fisher(hand_rows: pl.DataFrame) -> None:
-    tests = {t["factor"]: t for t in missingness_tests(hand_rows, load_config())}
+    tests = {t["factor"]: t for t in _records(missingness_tests(hand_rows, load_config()))}
     # judge: A missing 6 of 9 judgments (cells 3 of 5 + 3 of 4), B 2 of 7 (1 of 3 + 1 of 4)
     # -> [[6, 3], [2, 5]]; expected count 8 * 7 / 16 = 3.5 < 5 -> Fisher's exact test
     assert tests["judge"]["classic_method"] == "fisher_exact"
@@ -305,7 +311,7 @@ def _synthetic(
 def test_missingness_large_tables_use_chi2(write_jsonl, rng) -> None:
     lines, counts = _synthetic(rng, {"A": (300, 0.3), "B": (300, 0.1)}, ["v1", "v2", "v3"])
     rows, _ = read_rows([write_jsonl(lines)], load_config())
-    tests = {t["factor"]: t for t in missingness_tests(rows, load_config())}
+    tests = {t["factor"]: t for t in _records(missingness_tests(rows, load_config()))}
     for factor, levels in (("judge", ["A", "B"]), ("variant", ["v1", "v2", "v3"])):
         table = [
             [counts[(factor, lv)][0], counts[(factor, lv)][1] - counts[(factor, lv)][0]]
@@ -322,7 +328,7 @@ def test_missingness_large_tables_use_chi2(write_jsonl, rng) -> None:
 def test_missingness_sparse_r_by_c_uses_monte_carlo(write_jsonl, rng) -> None:
     lines, counts = _synthetic(rng, {"A": (6, 0.5), "B": (6, 0.2), "C": (6, 0.5)}, ["v1"])
     rows, _ = read_rows([write_jsonl(lines)], load_config())
-    t = {x["factor"]: x for x in missingness_tests(rows, load_config())}
+    t = {x["factor"]: x for x in _records(missingness_tests(rows, load_config()))}
     table = np.array([[counts[("judge", j)][0], 6 - counts[("judge", j)][0]] for j in "ABC"])
     if (table.sum(axis=0) == 0).any():
         pytest.skip("seeded draw has no missing rows at all")  # never with the fixed seed
@@ -343,7 +349,7 @@ def test_scale_check_flags_a_0_100_judge(write_jsonl) -> None:
     lines += [line("few", "v1", f"s{i}", overall=s) for i, s in enumerate([50, 60, 70, 8])]
     lines += [line("hundred", "v1", "s0", overall=85)]  # a duplicate: not counted twice
     rows, _ = read_rows([write_jsonl(lines)], load_config())
-    checks = {c["judge"]: c for c in scale_checks(rows, load_config())}
+    checks = {c["judge"]: c for c in _records(scale_checks(rows, load_config()))}
     # gpt: 6 numeric, 1 outside (12) -> noted, not a mismatch
     assert (
         checks["gpt"]["numeric"],
@@ -449,16 +455,17 @@ def test_missingness_records_the_permutations_it_drew(write_jsonl) -> None:
     big = [line(j, v, f"s{s:03d}", t, overall=None if rs.random() < 0.2 else 5)
            for s in range(300) for v in ("v1", "v2") for t in range(10) for j in ("A", "B")]
     rows, _ = read_rows([write_jsonl(big)], load_config())
-    tests = {t["factor"]: t for t in missingness_tests(rows, load_config())}
+    tests = {t["factor"]: t for t in _records(missingness_tests(rows, load_config()))}
     assert {f: (t["method"], t["permutations"]) for f, t in tests.items()} == {
         "judge": ("judge_permutation_within_item_asymptotic", None),
         "variant": ("item_permutation_within_scenario_asymptotic", None)}
     small = [line(j, v, f"s{s}", 1, overall=None if (s + (v == "v2")) % 4 == 0 else 5)
              for s in range(12) for v in ("v1", "v2") for j in ("A", "B")]
     rows, _ = read_rows([write_jsonl(small)], load_config())
-    tests = {t["factor"]: t for t in missingness_tests(rows, load_config())}
+    tests = {t["factor"]: t for t in _records(missingness_tests(rows, load_config()))}
     assert (tests["variant"]["method"], tests["variant"]["permutations"]) == ("item_permutation_within_scenario", 2000)
     # nothing missing at all: both tests are undefined and draw nothing
     full = [line(j, v, f"s{s}", 1, overall=5) for s in range(12) for v in ("v1", "v2") for j in ("A", "B")]
     rows, _ = read_rows([write_jsonl(full)], load_config())
-    assert all((t["method"], t["permutations"]) == ("undefined", None) for t in missingness_tests(rows, load_config()))
+    tests = _records(missingness_tests(rows, load_config()))
+    assert all((t["method"], t["permutations"]) == ("undefined", None) for t in tests)

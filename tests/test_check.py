@@ -18,7 +18,7 @@ import pytest
 import statsmodels.api as sm
 from scipy.stats import fisher_exact
 
-from workbench import check, cli, pipeline
+from workbench import check, cli, pipeline, schemas
 from workbench.config import load_config
 from workbench.errors import InputError, WorkbenchError
 
@@ -179,7 +179,8 @@ def test_silent_zero_card_reproduces_only_zero_filled(tmp_path: Path) -> None:
     (tmp_path / "card.csv").write_text(card, encoding="utf-8")
     data, cfg = setup(tmp_path, rows)
     pub = check.read_published(str(tmp_path / "card.csv"), cfg)
-    checks = check.published_check(data, cfg, pub)
+    table = check.published_check(data, cfg, pub)
+    checks = schemas.records(table, schemas.PUBLISHED_CHECK)
     assert len(checks) == 2 * len(cells)
     for rec in checks:
         assert set(rec) == {"variant", "judge", "subset", "field", "published", "reproduced_by",
@@ -236,7 +237,8 @@ def test_summary_names_cells_no_rule_reproduces(tmp_path: Path) -> None:
     va, _ = naive_valid(pick(rows, "A"))
     zb = naive_zero(pick(rows, "B"))  # B has no missing: every rule alike
     (tmp_path / "card.csv").write_text(f"variant,overall\nA,{va + 0.5:.2f}\nB,{zb:.2f}\n")
-    checks = check.published_check(data, cfg, check.read_published(str(tmp_path / "card.csv")))
+    checks = schemas.records(check.published_check(data, cfg, check.read_published(str(tmp_path / "card.csv"))),
+                             schemas.PUBLISHED_CHECK)
     a, b = checks
     assert a["reproduced_by"] == [] and a["nearest_rule"] == "valid_mean"
     assert a["distance"] == pytest.approx(abs(va - float(f"{va + 0.5:.2f}")), abs=1e-12)
@@ -257,7 +259,7 @@ def claim_for(rows: list[dict[str, Any]], tmp_path: Path, a: str, b: str, claime
         cfg = cfg.with_overrides(equivalence_margin=equivalence_margin)
     path = write_claims(tmp_path / "claims.yaml", [{"name": "c", "a": a, "b": b,
                                                     "claimed": claimed}])
-    (rec,) = check.check_claims(data, cfg, check.read_claims(path))
+    (rec,) = check.check_claims(data, cfg, check.read_claims(path)).to_dicts()
     return rec, data, cfg
 
 
@@ -451,7 +453,8 @@ def test_rounding_through_published_check(tmp_path: Path) -> None:
     for text, ok in (("6.12", True), ("6.13", True), ("6.125", True), ("6.1", True),
                      ("6.14", False)):
         (tmp_path / "card.csv").write_text(f"variant,overall\nX,{text}\n", encoding="utf-8")
-        (rec,) = check.published_check(data, cfg, check.read_published(str(tmp_path / "card.csv")))
+        (rec,) = schemas.records(check.published_check(data, cfg, check.read_published(str(tmp_path / "card.csv"))),
+                                 schemas.PUBLISHED_CHECK)
         assert ("valid_mean" in rec["reproduced_by"]) is ok, text
         assert rec["decimals"] == len(text.split(".")[1])
     # 6.14: no rule reproduces it; every rule is 6.125 here (no missing rows), the first is named

@@ -46,7 +46,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("reduce", ("reduce*",)),
     ("stages", ("census", "scorecard", "paired", "ranks", "check", "provenance", "names",
                 "harness", "synth", "calibrate", "example")),
-    ("run", ("pipeline", "api", "cliargs", "dask*", "distributed*")),
+    ("run", ("pipeline", "document", "api", "cliargs", "dask*", "distributed*")),
     ("presentation", ("terminal", "plots", "report", "report.*")),
     ("commands", ("cmd_*", "selftest")),
     ("entry", ("cli", "__init__", "__main__")),

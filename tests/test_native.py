@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from workbench import check, cli, pipeline
+from workbench import check, cli, pipeline, schemas
 from workbench.config import load_config
 from workbench.errors import ConfigError
 
@@ -155,7 +155,8 @@ def test_rule_ambiguity_when_every_key_is_judged_equally_often(tmp_path: Path) -
     mean = sum(q % 7 + 2 for q in range(81, 91)) / 10
     card = tmp_path / "card.csv"
     card.write_text(f"variant,score\nm,{mean:.2f}\n", "utf-8")
-    (rec,) = check.published_check(a.rows, a.config, check.read_published(str(card), a.config))
+    (rec,) = schemas.records(check.published_check(a.rows, a.config, check.read_published(str(card), a.config)),
+                              schemas.PUBLISHED_CHECK)
     assert {"all_rows", "item_mean", "valid_mean"} <= set(rec["reproduced_by"])
     assert "every key was judged 3 times, so item_mean and all_rows coincide" in rec["ambiguous"]["why"]
     assert "cannot name one rule" in check.published_summary([rec])
@@ -172,7 +173,8 @@ def test_all_rows_alone_when_reruns_differ(tmp_path: Path) -> None:
     assert math.isclose(rules["valid_mean"], (8 + 7 + 3) / 3)
     card = tmp_path / "card.csv"
     card.write_text("variant,score\nm,6.50\n", "utf-8")
-    (rec,) = check.published_check(a.rows, a.config, check.read_published(str(card), a.config))
+    (rec,) = schemas.records(check.published_check(a.rows, a.config, check.read_published(str(card), a.config)),
+                              schemas.PUBLISHED_CHECK)
     assert rec["reproduced_by"] == ["all_rows"] and rec["ambiguous"] is None
 
 
@@ -205,7 +207,8 @@ def test_absent_rows_enter_rows_bounds_and_the_published_summary(tmp_path: Path)
     assert math.isclose(c["zero_filled_mean"], 60 / 12)
     card = tmp_path / "card.csv"
     card.write_text("variant,score\nm,6.00\n", "utf-8")
-    (rec,) = check.published_check(a.rows, a.config, check.read_published(str(card), a.config))
+    (rec,) = schemas.records(check.published_check(a.rows, a.config, check.read_published(str(card), a.config)),
+                              schemas.PUBLISHED_CHECK)
     assert "zero_filled_planned" not in rec["reproduced_by"]
     assert math.isclose(rec["rules"]["zero_filled_planned"]["value"], 5.0)
     summary = check.published_summary([rec])

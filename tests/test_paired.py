@@ -28,6 +28,14 @@ import workbench as wb
 
 paired = importlib.import_module("workbench.paired")
 
+
+def _records(table: pl.DataFrame) -> list[dict[str, Any]]:
+    """A paired stage table as the records results.json holds (``diff_counts`` an object)."""
+    from workbench import schemas
+
+    return schemas.records(table, schemas.JUDGE_OFFSETS if "judge_a" in table.columns
+                            else schemas.PAIRED_CONTRASTS)
+
 HSET = settings(
     database=None, deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -156,7 +164,7 @@ def offsets() -> dict[str, Any]:
     lines = offsets_lines()
     cfg = make_cfg(subsets={"early": {"scenario": ["s0", "s1", "s2", "s3"]}})
     rows = read(lines, cfg)
-    return {"lines": lines, "cfg": cfg, "rows": rows, "records": paired.judge_offsets(rows, cfg)}
+    return {"lines": lines, "cfg": cfg, "rows": rows, "records": _records(paired.judge_offsets(rows, cfg))}
 
 
 def test_judge_offsets_match_naive_loops(offsets: dict[str, Any]) -> None:
@@ -408,7 +416,7 @@ def contrast_data() -> dict[str, Any]:
     # trial k of A and of B declared matched: the naive references below join on the trial
     cfg = make_cfg(subsets={"odd": {"scenario": ["s1", "s3", "s5"]}}, trials_matched=True)
     rows = read(lines, cfg)
-    return {"lines": lines, "cfg": cfg, "rows": rows, "records": paired.contrasts(rows, cfg)}
+    return {"lines": lines, "cfg": cfg, "rows": rows, "records": _records(paired.contrasts(rows, cfg))}
 
 
 def test_default_pairing_averages_trials_within_scenario_and_judge(contrast_data: dict[str, Any]) -> None:
@@ -549,7 +557,7 @@ def test_configured_contrast_pairs_and_empty_sides() -> None:
         for v, xs in scores.items()
         for s in range(4)
     ]
-    recs = paired.contrasts(read(lines, cfg), cfg)
+    recs = _records(paired.contrasts(read(lines, cfg), cfg))
     assert [(r["a"], r["b"]) for r in recs] == [("B", "A"), ("A", "nobody")]
     assert recs[0]["diff"] == pytest.approx(-1.5) and recs[0]["paired_diff"] == pytest.approx(-1.5)
     empty = recs[1]
@@ -734,7 +742,7 @@ def test_n_needed_gives_the_planned_power_in_a_paired_design() -> None:
 
 def test_repetition_icc_of_trials_by_naive_anova(offsets: dict[str, Any]) -> None:
     lines, cfg = offsets["lines"], offsets["cfg"]
-    rep = paired.repetition_consistency(offsets["rows"], cfg)
+    rep = wb.document.repetition_section(paired.repetition_consistency(offsets["rows"], cfg))
     by_v = {r["variant"]: r for r in rep["per_variant"]}
     for v in ("A", "B"):
         groups: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -766,7 +774,7 @@ def test_rank_inversions_between_single_trials_by_hand() -> None:
     ]
     lines.append({"scenario": "s1", "variant": "D", "trial": 1, "judge": "j", "overall": 10})
     cfg = make_cfg()
-    rep = paired.repetition_consistency(read(lines, cfg), cfg)
+    rep = wb.document.repetition_section(paired.repetition_consistency(read(lines, cfg), cfg))
     assert rep["reference_ranking"] == ["A", "B", "C"]
     assert [s["ranking"] for s in rep["slices"]] == [
         ["A", "B", "C"],

@@ -29,7 +29,7 @@ import pytest
 import reference_paired as ref
 
 import workbench as wb
-from workbench import stats
+from workbench import document, schemas, stats
 from workbench.reduce import JointBootstrap
 
 paired = importlib.import_module("workbench.paired")
@@ -111,7 +111,7 @@ def test_the_generated_file_has_the_cases(data: dict[str, Any]) -> None:
 def test_judge_offsets_equal_the_reference(data: dict[str, Any], table: str) -> None:
     cfg, rows = data["cfg"], data[table]
     new_boot, ref_boot = JointBootstrap.for_rows(rows, cfg), JointBootstrap.for_rows(rows, cfg)
-    got = paired.judge_offsets(rows, cfg, joint=new_boot)
+    got = schemas.records(paired.judge_offsets(rows, cfg, joint=new_boot), schemas.JUDGE_OFFSETS)
     want = []
     for rec in got:  # the same records, each computed on its own by the reference
         want.append(ref._offset_record(rows, cfg, rec["judge_a"], rec["judge_b"], rec["variant"],
@@ -130,7 +130,7 @@ def test_judge_offsets_equal_the_reference(data: dict[str, Any], table: str) -> 
 def test_contrasts_equal_the_reference(data: dict[str, Any]) -> None:
     cfg, rows = data["cfg"], data["rows"]
     new_boot, ref_boot = JointBootstrap.for_rows(rows, cfg), JointBootstrap.for_rows(rows, cfg)
-    got = paired.contrasts(rows, cfg, joint=new_boot)
+    got = schemas.records(paired.contrasts(rows, cfg, joint=new_boot), schemas.PAIRED_CONTRASTS)
     want = [ref.contrast_record(rows, cfg, r["a"], r["b"], None, r["subset"], None, 0, ref_boot) for r in got]
     ref_boot.run()
     units = {r["paired_unit"] for r in got}
@@ -175,7 +175,7 @@ def test_judge_pairs_order_every_combination_by_value(data: dict[str, Any]) -> N
 
 def test_repetition_equals_the_reference(data: dict[str, Any]) -> None:
     cfg, rows = data["cfg"], data["rows"]
-    got = paired.repetition_consistency(rows, cfg)
+    got = document.repetition_section(paired.repetition_consistency(rows, cfg))
     assert [r["variant"] for r in got["per_variant"]] == ["A", "B", "C", "D"]
     assert all(r["icc_trials"] is not None for r in got["per_variant"])
     _same(got, ref.repetition_consistency(rows, cfg), "repetition")

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pytest
 
 import workbench as wb
-from workbench import ranks, terminal
+from workbench import document, ranks, terminal
 
 
 def cell(variant: str, mean: float | None, status: str = "measured", **kw: Any) -> dict[str, Any]:
@@ -25,6 +26,11 @@ def cell(variant: str, mean: float | None, status: str = "measured", **kw: Any) 
 def contrast(a: str, b: str, higher: str | None, sig: bool | None, **kw: Any) -> dict[str, Any]:
     return {"a": a, "b": b, "field": "overall", "subset": None, "judge": None, "higher": higher,
             "holm_significant": sig, **kw}
+
+
+def intervals(card: list[dict[str, Any]], cons: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ranks stage on hand-made scorecard and contrast tables, as results.json has it."""
+    return document.ranks_section(ranks.rank_intervals(pl.DataFrame(card), pl.DataFrame(cons), "overall", 0.05))
 
 
 def by_name(doc: dict[str, Any]) -> dict[str, tuple[Any, Any, Any]]:
@@ -38,7 +44,7 @@ def test_three_variants_one_significant_contrast_by_hand() -> None:
     # C: A above -> low 2; nothing below -> high 3              => 2..3
     card = [cell("B", 7.0), cell("A", 8.0), cell("C", 6.0)]
     cons = [contrast("A", "B", None, False), contrast("A", "C", "A", True), contrast("B", "C", None, False)]
-    doc = ranks.rank_intervals(card, cons, "overall", 0.05)
+    doc = intervals(card, cons)
     assert by_name(doc) == {"A": (1, 2, False), "B": (1, 3, False), "C": (2, 3, False)}
     assert [c["variant"] for c in doc["cells"]] == ["A", "B", "C"]
     a, b, c = doc["cells"]
@@ -55,7 +61,7 @@ def test_all_separated_gives_distinguishable_ranks_and_unmeasured_cells_none() -
     card = [cell("A", 8.0), cell("B", 7.0), cell("C", 6.0), cell("D", 9.5, "insufficient")]
     cons = [contrast("A", "B", "A", True), contrast("A", "C", "A", True), contrast("C", "B", "B", True),
             contrast("D", "A", "D", True), contrast("D", "C", "D", True)]
-    doc = ranks.rank_intervals(card, cons, "overall", 0.05)
+    doc = intervals(card, cons)
     assert by_name(doc) == {"A": (1, 1, True), "B": (2, 2, True), "C": (3, 3, True), "D": (None, None, None)}
     assert doc["cells"][-1]["variant"] == "D" and doc["cells"][-1]["tied_with"] is None
     assert doc["measured"] == 3
@@ -68,7 +74,7 @@ def test_raw_significance_without_holm_does_not_separate() -> None:
     cons = [contrast("A", "B", "A", False),
             {**contrast("A", "B", "A", True), "subset": "hard"},
             {**contrast("A", "B", "A", True), "field": "depth"}]
-    assert by_name(ranks.rank_intervals(card, cons, "overall", 0.05)) == {"A": (1, 2, False), "B": (1, 2, False)}
+    assert by_name(intervals(card, cons)) == {"A": (1, 2, False), "B": (1, 2, False)}
 
 
 def test_a_pair_without_a_contrast_counts_as_not_separated() -> None:
@@ -76,7 +82,7 @@ def test_a_pair_without_a_contrast_counts_as_not_separated() -> None:
     # A: 1..1; B: A above -> 2, nothing below (B-C missing) -> 3; C: 2..3
     card = [cell("A", 9.0), cell("B", 5.0), cell("C", 1.0)]
     cons = [contrast("A", "B", "A", True), contrast("C", "A", "A", True)]
-    doc = ranks.rank_intervals(card, cons, "overall", 0.05)
+    doc = intervals(card, cons)
     assert by_name(doc) == {"A": (1, 1, True), "B": (2, 3, False), "C": (2, 3, False)}
     assert doc["pairs_compared"] == 2 and doc["pairs_possible"] == 3 and doc["complete"] is False
     b = doc["cells"][1]

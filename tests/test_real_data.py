@@ -30,7 +30,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from workbench import check, cli, pipeline
+from workbench import check, cli, pipeline, schemas
 from workbench.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,7 +155,8 @@ def test_mt_bench_rerun_is_reproduced_only_by_all_rows(tmp_path: Path) -> None:
     assert (led["lines"], led["duplicate"], led["conflict"]) == (330, 4, 12)
     card = tmp_path / "card.csv"
     card.write_text("variant,score\nMeta-Llama-3-8B-Instruct-Normal,7.8433734940\n", encoding="utf-8")
-    rec = check.published_check(a.rows, a.config, check.read_published(str(card), a.config))[0]
+    rec = schemas.records(check.published_check(a.rows, a.config, check.read_published(str(card), a.config)),
+                              schemas.PUBLISHED_CHECK)[0]
     assert rec["reproduced_by"] == ["all_rows"]
     assert rec["rules"]["all_rows"]["n"] == 166 and rec["rules"]["valid_mean"]["n"] == 162
     assert "re-runs" in check.published_summary([rec])
@@ -187,7 +188,8 @@ def test_mt_bench_published_readme_table_reproduces_and_is_ambiguous(tmp_path: P
     card = tmp_path / "readme.csv"
     card.write_text("variant,subset,score\n" + "".join(f"{v},{s or ''},{x}\n" for _, v, s, x in cells),
                     encoding="utf-8")
-    recs = check.published_check(a.rows, a.config, check.read_published(str(card), a.config))
+    recs = schemas.records(check.published_check(a.rows, a.config, check.read_published(str(card), a.config)),
+                              schemas.PUBLISHED_CHECK)
     assert len(recs) == 18
     for rec in recs:
         assert {"valid_mean", "all_rows", "drop_sentinels_only"} <= set(rec["reproduced_by"])
@@ -291,7 +293,8 @@ def test_alpaca_eval_percent_card_reproduces_and_names_the_absent_rows(tmp_path:
     card = tmp_path / "card.csv"
     card.write_text("variant,preference\n" + "".join(
         f"{m},{board[m]['win_rate']}\n" for m in ("text_davinci_001", "minotaur-13b", "phi-2")), "utf-8")
-    recs = check.published_check(a.rows, a.config, check.read_published(str(card), a.config))
+    recs = schemas.records(check.published_check(a.rows, a.config, check.read_published(str(card), a.config)),
+                              schemas.PUBLISHED_CHECK)
     for rec in recs:
         assert "valid_mean" in rec["reproduced_by"] and "zero_filled_planned" not in rec["reproduced_by"]
         assert "planned judgments are absent" in rec["ambiguous"]["why"]

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench import paired, reduce, stats
+from workbench import paired, reduce, schemas, stats
 from workbench import scorecard as sc
 
 
@@ -157,7 +157,7 @@ def test_scorecard_and_contrast_intervals_match_naive_joint_resampling(tmp_path:
             assert cell["boot_low"] == pytest.approx(lo, abs=1e-12)
             assert cell["boot_high"] == pytest.approx(hi, abs=1e-12)
     # the contrast's unpaired bootstrap is the difference of the two cells' resampled means
-    (con,) = paired.contrasts(rows, cfg)
+    (con,) = paired.contrasts(rows, cfg).to_dicts()
     lo, hi = pct([b - a for a, b in zip(draws["A", None], draws["B", None], strict=True)])
     assert (con["boot_low"], con["boot_high"]) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
     # paired: per (scenario, judge) unit, mean of valid trials of B minus that of A
@@ -180,7 +180,7 @@ def test_scorecard_and_contrast_intervals_match_naive_joint_resampling(tmp_path:
         if isinstance(ln.get("overall"), int):
             items.setdefault((ln["scenario"], ln["variant"], ln["trial"]), {})[ln["judge"]] = ln["overall"]
     od = [(k[0], d["j1"] - d["j2"]) for k, d in items.items() if len(d) == 2]
-    off = paired.judge_offsets(rows, cfg)[0]
+    off = schemas.records(paired.judge_offsets(rows, cfg), schemas.JUDGE_OFFSETS)[0]
     assert (off["judge_a"], off["judge_b"], off["variant"]) == ("j1", "j2", None)
     lo, hi = pct([sum(w[s] * d for s, d in od) / sum(w[s] for s, _ in od) for w in weights])
     assert (off["boot_low"], off["boot_high"]) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import polars as pl
 
-from . import schemas
 from .census import census as _census_table
 from .config import Config, load_config
 from .paired import contrasts as _contrasts
@@ -44,26 +43,25 @@ def scorecard_table(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
 
 
 def judge_offsets(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
-    """Paired judge offsets and agreement (``diff_counts`` as text; see results.json for the dict)."""
-    return schemas.frame(_judge_offsets(rows, cfg), schemas.JUDGE_OFFSETS)
+    """Paired judge offsets and agreement (see :func:`workbench.paired.judge_offsets`)."""
+    return _judge_offsets(rows, cfg)
 
 
 def contrasts(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     """Variant contrasts, unpaired and paired, with power (see :func:`workbench.paired.contrasts`)."""
-    return schemas.frame(_contrasts(rows, cfg), schemas.PAIRED_CONTRASTS)
+    return _contrasts(rows, cfg)
 
 
 def claims(rows: pl.DataFrame, cfg: Config, claims_file: str) -> pl.DataFrame:
     """Each headline claim of a claims YAML checked against the rows: verdict, interval, bounds."""
-    from .check import check_claims, claims_frame, read_claims
+    from .check import check_claims, read_claims
 
-    return claims_frame(check_claims(rows, cfg, read_claims(claims_file)))
+    return check_claims(rows, cfg, read_claims(claims_file))
 
 
 def published_check(rows: pl.DataFrame, cfg: Config, published_file: str) -> pl.DataFrame:
     """Each cell of a published scorecard CSV under every aggregation rule: which reproduce it."""
     from .check import published_check as _published_check
-    from .check import published_frame, read_published
+    from .check import read_published
 
-    return published_frame(_published_check(rows, cfg, read_published(published_file, cfg),
-                                            source=published_file))
+    return _published_check(rows, cfg, read_published(published_file, cfg), source=published_file)

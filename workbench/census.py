@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import reduce_codes, selection, stats
+from . import reduce_codes, schemas, selection, stats
 from .config import KEY_FIELDS, Config
 from .ingest import BUCKETS
 from .vocab import MISSING_PLANNED
@@ -400,8 +400,9 @@ def method_name(factor: str, res: stats.TestResult) -> str:
 
 
 def missingness_tests(rows: pl.DataFrame, cfg: Config,
-                      view: reduce_codes.KeyedCodes | None = None) -> list[dict[str, Any]]:
-    """Does the missing-score rate depend on the judge? on the variant? (design-respecting tests).
+                      view: reduce_codes.KeyedCodes | None = None) -> pl.DataFrame:
+    """Does the missing-score rate depend on the judge? on the variant? (design-respecting tests):
+    the :data:`workbench.schemas.MISSINGNESS_TESTS` table, one row per factor.
 
     Judgments of one item move together (a failed render drops every judge's score), so
     neither factor is tested on rows as if they were independent. Both tests use Pearson's
@@ -455,11 +456,12 @@ def missingness_tests(rows: pl.DataFrame, cfg: Config,
             "levels": len(rates),
             "missing_rates": rates,
         })
-    return out
+    return schemas.frame(out, schemas.MISSINGNESS_TESTS)
 
 
-def scale_checks(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
-    """Per judge: how many numeric headline values fall outside the rubric.
+def scale_checks(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """Per judge: how many numeric headline values fall outside the rubric (the
+    :data:`workbench.schemas.SCALE_CHECKS` table).
 
     A judge with at least 5 numeric (non-sentinel) headline values of which more than half
     are outside ``[rubric.min, rubric.max]`` is flagged ``scale_mismatch``: it probably graded
@@ -489,4 +491,4 @@ def scale_checks(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
             msg = f"judge {judge}: {outside} of {numeric} numeric scores lie outside [{lo:g}, {hi:g}]"
         out.append({"judge": judge, "numeric": int(numeric), "outside": int(outside), "share_outside": share,
                     "min": vmin, "max": vmax, "scale_mismatch": mismatch, "message": msg})
-    return out
+    return schemas.frame(out, schemas.SCALE_CHECKS)

@@ -412,10 +412,11 @@ def _cell_label(variant: str, judge: str | None, subset: str | None,
 
 
 def published_check(rows: pl.DataFrame, cfg: Config, published_df: pl.DataFrame,
-                    source: str = "published scorecard") -> list[dict[str, Any]]:
-    """Recompute every published cell under every rule and say which reproduce it.
+                    source: str = "published scorecard") -> pl.DataFrame:
+    """Recompute every published cell under every rule and say which reproduce it: the
+    :data:`workbench.schemas.PUBLISHED_CHECK` table.
 
-    One record per non-empty published value, in file order: ``variant``, ``judge``,
+    One row per non-empty published value, in file order: ``variant``, ``judge``,
     ``subset``, ``field``, ``published`` (the printed number), ``decimals`` (its printed
     precision), ``reproduced_by`` (rule names, sorted), ``nearest_rule``/``nearest_value``/
     ``distance`` (the rule closest to the printed value, ties in :data:`RULES` order; null when
@@ -484,7 +485,7 @@ def published_check(rows: pl.DataFrame, cfg: Config, published_df: pl.DataFrame,
                                "why": _ambiguity(rows, cfg, variant, judge, subset, f, reproduced)}),
                 "finding": None,
             })
-    return out
+    return schemas.frame(out, schemas.PUBLISHED_CHECK)
 
 
 def _few(names: set[Any], k: int = 5) -> str:
@@ -577,7 +578,8 @@ _PHRASES = {
 
 
 def published_summary(checks: list[dict[str, Any]]) -> str:
-    """One sentence: how many published cells each kind of rule reproduces.
+    """One sentence: how many published cells each kind of rule reproduces, from the records
+    of the :func:`published_check` table (results.json ``published_check``).
 
     ``10 of 10 published cells reproduce only when missing scores count as 0``; cells no rule
     reproduces are named with their nearest rule, its value and its distance.
@@ -860,8 +862,9 @@ def _units(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld: str,
 
 
 def check_claims(rows: pl.DataFrame, cfg: Config,
-                 claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Recompute every claimed difference ``a - b`` on the valid rows and give a verdict.
+                 claims: list[dict[str, Any]]) -> pl.DataFrame:
+    """Recompute every claimed difference ``a - b`` on the valid rows and give a verdict: the
+    :data:`workbench.schemas.CLAIMS` table, one row per claim (``claims``: :func:`read_claims`).
 
     Per claim: ``recomputed`` with ``ci_low``/``ci_high`` (difference of valid means, clustered
     t interval: :func:`workbench.paired.contrast_record`), ``paired`` with its interval (matched
@@ -968,7 +971,7 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
         if r["p"] is not None:
             r["notes"].append(f"clustered t p{_pv(r['p'])}; Holm-adjusted across the {len(out)} "
                               f"claim{'s' if len(out) != 1 else ''} of this file: p{_pv(adj)}")
-    return out
+    return schemas.frame(out, schemas.CLAIMS)
 
 
 def claim_supported(claim: dict[str, Any]) -> bool:
@@ -993,26 +996,8 @@ def claim_line(claim: dict[str, Any]) -> str:
             + (f" ({why})" if why else ""))
 
 
-# --------------------------------------------------------------------------- frames
-
-#: The tables' schemas are defined once, in workbench.schemas; these names are kept for callers.
-PUBLISHED_SCHEMA: dict[str, Any] = dict(schemas.PUBLISHED_CHECK.columns)
-CLAIMS_SCHEMA: dict[str, Any] = dict(schemas.CLAIMS.columns)
-
-
-def published_frame(checks: list[dict[str, Any]]) -> pl.DataFrame:
-    """:func:`published_check` records as a polars frame (fixed schema, also when empty)."""
-    return pl.DataFrame(checks, schema=PUBLISHED_SCHEMA)
-
-
-def claims_frame(claims: list[dict[str, Any]]) -> pl.DataFrame:
-    """:func:`check_claims` records as a polars frame (fixed schema, also when empty)."""
-    return pl.DataFrame(claims, schema=CLAIMS_SCHEMA)
-
-
 __all__ = [
     "RULES", "VERDICTS", "read_published", "read_claims", "aggregation_rules", "rounded",
     "printed_matches", "published_check", "published_summary", "check_claims", "claim_line",
     "claim_supported",
-    "published_frame", "claims_frame",
 ]

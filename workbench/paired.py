@@ -15,12 +15,13 @@ import bisect
 import itertools
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from . import selection, stats
+from . import schemas, selection, stats
 from .config import Config
 from .reduce import JointBootstrap
 from .reduce_codes import label_codes
@@ -284,8 +285,9 @@ def _offset_from(scope: _Scope, cfg: Config, ja: str, jb: str, variant: str | No
 
 def judge_offsets(rows: pl.DataFrame, cfg: Config,
                   progress: Callable[[int | None], None] | None = None,
-                  joint: JointBootstrap | None = None) -> list[dict[str, Any]]:
-    """Every judge pair (sorted by name, offset = first minus second), all variants then each.
+                  joint: JointBootstrap | None = None) -> pl.DataFrame:
+    """Every judge pair (sorted by name, offset = first minus second), all variants then each:
+    the :data:`workbench.schemas.JUDGE_OFFSETS` table, one row per record.
 
     ``ci_low``/``ci_high`` (the headline) is the CR1 clustered t interval with df = G - 1
     (``ci_method`` ``cluster_t``; ``clustered_ci_*`` repeats it), ``p`` its two-sided p-value
@@ -318,8 +320,8 @@ def judge_offsets(rows: pl.DataFrame, cfg: Config,
                 out.append(_offset_from(scopes[subset], cfg, ja, jb, variant, subset, boot))
                 if progress is not None:
                     progress(1)
-    boot.run()
-    return out
+    boot.run()  # fills every record's boot_low/boot_high: only now are the records complete
+    return schemas.frame(out, schemas.JUDGE_OFFSETS)
 
 
 # --------------------------------------------------------------------------- contrasts
@@ -512,8 +514,9 @@ def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset:
 
 def contrasts(rows: pl.DataFrame, cfg: Config,
               progress: Callable[[int | None], None] | None = None,
-              joint: JointBootstrap | None = None) -> list[dict[str, Any]]:
-    """All configured (or all) variant pairs on the headline, for all scenarios and per subset.
+              joint: JointBootstrap | None = None) -> pl.DataFrame:
+    """All configured (or all) variant pairs on the headline, for all scenarios and per subset:
+    the :data:`workbench.schemas.PAIRED_CONTRASTS` table, one row per contrast.
 
     ``p_holm``: Holm adjustment of the unpaired clustered p-values within each family
     (one family per subset). ``mde``: the difference this design would detect with
@@ -548,8 +551,8 @@ def contrasts(rows: pl.DataFrame, cfg: Config,
             r["p_holm"] = p
             r.update(contrast_call(r, cfg.alpha, cfg.target_effect))
         out.extend(fam)
-    boot.run()
-    return out
+    boot.run()  # fills the records' bootstrap intervals
+    return schemas.frame(out, schemas.PAIRED_CONTRASTS)
 
 
 def contrast_call(c: dict[str, Any], alpha: float, target: float | None) -> dict[str, Any]:
@@ -569,13 +572,16 @@ def contrast_call(c: dict[str, Any], alpha: float, target: float | None) -> dict
     }
 
 
-def contrast_confounding(contrasts: list[dict[str, Any]], census: list[dict[str, Any]],
-                         margins: list[dict[str, Any]], cfg: Config,
-                         rows: pl.DataFrame | None = None) -> None:
-    """Mark, in place, each all-scenario contrast whose sides may not be comparable.
+def contrast_confounding(contrasts: pl.DataFrame, census: pl.DataFrame, margins: pl.DataFrame,
+                         cfg: Config, rows: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The contrasts table with, for each all-scenario contrast, whether its sides may not be
+    comparable: :data:`workbench.schemas.CONTRASTS` (the columns below added to
+    :data:`~workbench.schemas.PAIRED_CONTRASTS`, rows in the same order).
 
-    Adds to every contrast record: ``missing_rate_a``/``missing_rate_b`` (the variants'
-    census margins: missing / judgments, planned judgments with no row included),
+    ``census``/``margins``: the census and its margins tables (:func:`workbench.census.census`,
+    :func:`~workbench.census.census_margins`).
+    ``missing_rate_a``/``missing_rate_b`` (the variants' census margins: missing / judgments,
+    planned judgments with no row included),
     ``missingness_p`` (with ``rows``: the design-respecting test of those two rates, whole
     items permuted within scenarios, :func:`workbench.census.design_missingness_test`;
     ``missingness_method`` names it), ``fisher_p`` (Fisher exact test of the rates as if rows
@@ -586,32 +592,36 @@ def contrast_confounding(contrasts: list[dict[str, Any]], census: list[dict[str,
     variant); ``confounded`` is either. The census is not split by subset, so subset
     contrasts get null in all of them.
     """
-    per_variant = {m["variant"]: m for m in margins if m["variant"] is not None and m["judge"] is None}
+    per_variant = {m["variant"]: m for m in margins.filter(
+        pl.col("variant").is_not_null() & pl.col("judge").is_null()).select(
+        "variant", "judgments", "missing", "missing_rate").iter_rows(named=True)}
     judges: dict[str, set[str]] = {}
-    for c in census:
-        if c["judgments"]:
-            judges.setdefault(str(c["variant"]), set()).add(str(c["judge"]))
+    for variant, judge, judgments in census.select("variant", "judge", "judgments").iter_rows():
+        if judgments:
+            judges.setdefault(str(variant), set()).add(str(judge))
     keys = ("missing_rate_a", "missing_rate_b", "fisher_p", "missingness_p", "missingness_method",
             "confounded_missing", "judges_a", "judges_b", "confounded_judges", "confounded")
     from . import census as census_mod
 
     # the items of the variant test built once; each contrast's test selects its two variants
     items = census_mod.VariantItems(census_mod.judgment_units(rows, cfg)) if rows is not None else None
-    for c in contrasts:
-        c.update(dict.fromkeys(keys))
-        if c["subset"] is not None or c.get("judge") is not None:
+    added = []
+    for a, b, subset, judge in contrasts.select("a", "b", "subset", "judge").iter_rows():
+        c: dict[str, Any] = dict.fromkeys(keys)
+        added.append(c)
+        if subset is not None or judge is not None:
             continue
-        ma, mb = per_variant.get(c["a"]), per_variant.get(c["b"])
+        ma, mb = per_variant.get(a), per_variant.get(b)
         p = None
         if ma and mb and ma["judgments"] and mb["judgments"]:
             p = stats.fisher_exact_2x2(int(ma["missing"]), int(ma["judgments"]), int(mb["missing"]),
                                        int(mb["judgments"]))
             c["missing_rate_a"], c["missing_rate_b"] = ma["missing_rate"], mb["missing_rate"]
-        ja, jb = judges.get(str(c["a"]), set()), judges.get(str(c["b"]), set())
+        ja, jb = judges.get(str(a), set()), judges.get(str(b), set())
         c["fisher_p"] = p
         decide = p
         if items is not None:
-            res = items.test(stats.derive_seed(cfg.seed, "contrast_confounding", c["a"], c["b"]), [c["a"], c["b"]])
+            res = items.test(stats.derive_seed(cfg.seed, "contrast_confounding", a, b), [a, b])
             c["missingness_p"] = res.p_value
             c["missingness_method"] = census_mod.method_name("variant", res)
             decide = res.p_value
@@ -619,12 +629,32 @@ def contrast_confounding(contrasts: list[dict[str, Any]], census: list[dict[str,
         c["judges_a"], c["judges_b"] = sorted(ja), sorted(jb)
         c["confounded_judges"] = ja != jb
         c["confounded"] = c["confounded_missing"] or c["confounded_judges"]
+    extra = pl.DataFrame({k: [c[k] for c in added] for k in keys},
+                         schema={k: schemas.CONTRASTS.columns[k] for k in keys})
+    return schemas.conform(pl.concat([contrasts, extra], how="horizontal"), schemas.CONTRASTS)
 
 
 # --------------------------------------------------------------------------- repetitions
 
 
-def repetition_consistency(rows: pl.DataFrame, cfg: Config) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Repetition:
+    """The repetition stage: ``per_variant`` (:data:`workbench.schemas.REPETITION`),
+    ``slices`` (:data:`workbench.schemas.REPETITION_SLICES`), the ranking on all trials the
+    slices are compared with (None without slices) and the order-statistic n for 95/95."""
+
+    per_variant: pl.DataFrame
+    slices: pl.DataFrame
+    reference_ranking: list[str] | None
+    order_statistic_n_95_95: int
+
+    @property
+    def inversions(self) -> int:
+        """Slices whose ranking differs from the reference."""
+        return int(self.slices["differs"].sum())
+
+
+def repetition_consistency(rows: pl.DataFrame, cfg: Config) -> Repetition:
     """Trials within scenario: ICC per variant, and how often single-trial rankings disagree.
 
     ``per_variant``: ICC(1) of valid headline values with the (scenario, judge) pair as the
@@ -673,6 +703,7 @@ def repetition_consistency(rows: pl.DataFrame, cfg: Config) -> dict[str, Any]:
         for t in trial_ids:
             order = sorted(common, key=lambda x: (-per_slice[t][x], x))
             slices.append({"trial": t, "ranking": order, "differs": order != ref})
-    return {"per_variant": per_variant, "reference_ranking": ref if slices else None,
-            "slices": slices, "inversions": sum(s["differs"] for s in slices), "n_slices": len(slices),
-            "order_statistic_n_95_95": stats.order_statistic_n(0.95, 0.95)}
+    return Repetition(per_variant=schemas.frame(per_variant, schemas.REPETITION),
+                      slices=schemas.frame(slices, schemas.REPETITION_SLICES),
+                      reference_ranking=ref if slices else None,
+                      order_statistic_n_95_95=stats.order_statistic_n(0.95, 0.95))

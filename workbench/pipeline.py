@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from . import (
+    document,
     execute,
     formats,
     harness,
@@ -234,7 +235,7 @@ def run(
     view = reduce_codes.KeyedCodes(rows, cfg)
     cen = schemas.conform(census_table(rows, cfg, view=view), schemas.CENSUS, fields)
     margins = schemas.conform(census_margins(rows, cfg, view=view), schemas.CENSUS_MARGINS, fields)
-    doc: dict[str, Any] = {
+    head: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "workbench_version": _version(),
         "inputs": [{"path": s.path, "sha256": s.sha256, "lines": s.lines} for s in sources],
@@ -252,18 +253,15 @@ def run(
             "duplicate_json_key": _count(rows, (pl.col("bucket") == "malformed")
                                          & pl.col("reason").str.starts_with(ingest.DUPLICATE_KEY)),
         },
-        "malformed_lines": (rows.lazy().filter(pl.col("bucket") == "malformed").select("file", "line", "reason")
-                            .collect().to_dicts()),
-        "census": _census_records(cen, cfg),
-        "census_margins": _census_records(margins, cfg),
-        "missingness_tests": missingness_tests(rows, cfg, view=view),
-        "scale_checks": scale_checks(rows, cfg),
-        "provenance_checks": provenance.provenance_checks(rows, cfg),
     }
-    release_memory()
     if cfg.explode is not None:
         # one input line holds several judgments: the ledger counts judgments (rows)
-        doc["ledger_notes"]["input_lines"] = sum(s.lines for s in sources)
+        head["ledger_notes"]["input_lines"] = sum(s.lines for s in sources)
+    malformed = rows.lazy().filter(pl.col("bucket") == "malformed").select("file", "line", "reason").collect()
+    missing_tests = missingness_tests(rows, cfg, view=view)
+    scales = scale_checks(rows, cfg)
+    prov = provenance.provenance_checks(rows, cfg)
+    release_memory()
     from .reduce import JointBootstrap
 
     joint = (JointBootstrap.for_scenarios([s for s in view.levels("scenario") if s is not None], cfg)
@@ -276,30 +274,24 @@ def run(
     cons = schemas.conform(consistency(rows, cfg), schemas.CONSISTENCY)
     del view
     release_memory()
-    doc["value_unit"] = cfg.value_unit
-    doc["value_range"] = list(cfg.value_range)
-    doc["scorecard"] = card.to_dicts()
-    doc["flag_rates"] = flags.to_dicts()
-    doc["pass_rates"] = passes.to_dicts()
-    doc["consistency"] = cons.to_dicts()
-    doc["gate"] = gate(card, cfg, passes)
+    gate_doc = gate(card, cfg, passes)
     pairs, pair_info = selection.contrast_pairs(rows, cfg)
     n_judges = int(rows.lazy().filter(selection.in_cells()).select(pl.col("judge").n_unique()).collect().item())
     _, offset_info = selection.offset_variants(rows, cfg, n_judges * (n_judges - 1) // 2)
-    doc["contrast_selection"] = {"variant_contrasts": pair_info, "judge_offsets": offset_info}
+    contrast_selection = {"variant_contrasts": pair_info, "judge_offsets": offset_info}
     config_warnings.extend(i["note"] for i in (pair_info, offset_info) if i["note"])
     n_offsets = offset_info["judge_pairs"] * (1 + offset_info["computed"] // max(offset_info["judge_pairs"], 1)
                                               + len(cfg.subsets))
     stage(f"judge offsets ({n_offsets} records)")
-    doc["judge_offsets"] = paired.judge_offsets(rows, cfg, progress=bar("judge offsets", n_offsets), joint=joint)
+    offsets = paired.judge_offsets(rows, cfg, progress=bar("judge offsets", n_offsets), joint=joint)
     release_memory()
     n_pairs = len(pairs) * (1 + len(cfg.subsets))
     stage(f"variant contrasts ({n_pairs} pairs, {pair_info['mode'].replace('_', ' ')})")
-    doc["contrasts"] = paired.contrasts(rows, cfg, progress=bar("contrasts", n_pairs), joint=joint)
+    contrasts = paired.contrasts(rows, cfg, progress=bar("contrasts", n_pairs), joint=joint)
     release_memory()
-    doc["bootstrap"] = joint.record()
-    paired.contrast_confounding(doc["contrasts"], doc["census"], doc["census_margins"], cfg, rows)
-    doc["ranks"] = ranks.rank_intervals(doc["scorecard"], doc["contrasts"], hl, cfg.alpha)
+    boot_doc = joint.record()
+    contrasts = paired.contrast_confounding(contrasts, cen, margins, cfg, rows)
+    rank_table = ranks.rank_intervals(card, contrasts, hl, cfg.alpha)
     # headline check (workbench.check): a published card and/or claims, when given
     from . import check
 
@@ -309,28 +301,35 @@ def run(
     if published is not None:
         published_checks = check.published_check(
             rows, cfg, check.read_published(published, cfg), source=published)
-        doc["published_check"] = published_checks
-        doc["published_summary"] = check.published_summary(published_checks)
     if claims is not None:
         claims_checked = check.check_claims(rows, cfg, check.read_claims(claims))
-        doc["claims"] = claims_checked
-    doc["repetition"] = paired.repetition_consistency(rows, cfg)
+    repetition = paired.repetition_consistency(rows, cfg)
     release_memory()
+    harness_doc = None
     if cfg.harness is not None or cfg.explode is not None:
         stage("harness rule")
-        doc["harness"] = {"rule": (cfg.harness or {}).get("rule"),
-                          "figures": harness.harness_figures(rows, cfg),
-                          "position_swap": harness.position_swap(rows, cfg)}
-    frames = {"census": cen, "census_margins": margins, "scorecard": card, "flag_rates": flags,
+        harness_doc = {"rule": (cfg.harness or {}).get("rule"),
+                       "figures": harness.harness_figures(rows, cfg),
+                       "position_swap": harness.position_swap(rows, cfg)}
+    frames = {"census": cen, "census_margins": margins, "missingness_tests": missing_tests,
+              "scale_checks": scales, "provenance_checks": prov, "scorecard": card, "flag_rates": flags,
               "pass_rates": passes, "consistency": cons,
-              "judge_offsets": schemas.frame(doc["judge_offsets"], schemas.JUDGE_OFFSETS),
-              "contrasts": schemas.frame(doc["contrasts"], schemas.CONTRASTS),
-              "ranks": schemas.frame(doc["ranks"]["cells"], schemas.RANKS)}
+              "judge_offsets": offsets, "contrasts": contrasts, "ranks": rank_table.cells,
+              "repetition": repetition.per_variant, "repetition_slices": repetition.slices}
     if published_checks is not None:
-        frames["published_check"] = check.published_frame(published_checks)
+        frames["published_check"] = published_checks
     if claims_checked is not None:
-        frames["claims"] = check.claims_frame(claims_checked)
+        frames["claims"] = claims_checked
     frames = schemas.conform_frames(frames, fields)
+    doc = document.build(
+        head=head, fields=fields, malformed_lines=malformed, census=cen, census_margins=margins,
+        missingness_tests=missing_tests, scale_checks=scales, provenance_checks=prov,
+        value_unit=cfg.value_unit, value_range=cfg.value_range,
+        scorecard=card, flag_rates=flags, pass_rates=passes, consistency=cons, gate=gate_doc,
+        contrast_selection=contrast_selection, judge_offsets=offsets, contrasts=contrasts,
+        bootstrap=boot_doc, ranks=rank_table,
+        published_check=published_checks,
+        claims=claims_checked, repetition=repetition, harness=harness_doc)
     return Analysis(config=cfg, rows=rows, sources=sources, doc=doc, frames=frames,
                     execution=execute.describe(execution, len(sources)))
 
@@ -338,12 +337,3 @@ def run(
 def _count(rows: pl.DataFrame, pred: pl.Expr) -> int:
     """Rows where ``pred`` holds (null counts as not), without copying them."""
     return int(rows.select(pred.fill_null(False).sum()).item())
-
-
-def _census_records(df: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
-    out = []
-    for rec in df.to_dicts():
-        nulls = {n: rec.pop(f"nulls__{n}") for n in cfg.score_names}
-        rec["field_nulls"] = nulls
-        out.append(rec)
-    return out

@@ -14,11 +14,9 @@ exactly the kind of mix-up that moves a published number without anyone noticing
 
 from __future__ import annotations
 
-from typing import Any
-
 import polars as pl
 
-from . import selection
+from . import schemas, selection
 from .config import Config
 
 
@@ -28,12 +26,12 @@ def _agrees(a: str, b: str, compare: str) -> bool:
     return a == b
 
 
-def provenance_checks(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
-    """One record per file x check: ``agree``, ``disagree``, ``unknown`` (either side null or
-    the path did not match), up to 3 ``examples`` of disagreeing (field, path) values, and a
-    ``message`` when there is a finding."""
+def provenance_checks(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """The :data:`workbench.schemas.PROVENANCE_CHECKS` table, one row per file x check:
+    ``agree``, ``disagree``, ``unknown`` (either side null or the path did not match), up to 3
+    ``examples`` of disagreeing (field, path) values, and a ``message`` when there is a finding."""
     if not cfg.cross_check:
-        return []
+        return schemas.PROVENANCE_CHECKS.empty()
     read = rows.filter(pl.col("line").is_not_null()
                        & selection.keyed())
     out = []
@@ -67,4 +65,4 @@ def provenance_checks(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
                         "examples": [{"field": a, "path": b, "rows": n} for (a, b), n in
                                      sorted(examples.items(), key=lambda kv: (-kv[1], kv[0]))[:3]],
                         "finding": bool(disagree), "message": msg})
-    return out
+    return schemas.frame(out, schemas.PROVENANCE_CHECKS)

@@ -24,43 +24,67 @@ Shaikh & Wilhelm 2024, Review of Economic Studies 91(1)) with Holm as the multip
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+
+import polars as pl
+
+from . import schemas
 
 BASIS = "holm_contrasts"
 
 
-def rank_intervals(scorecard: list[dict[str, Any]], contrasts: list[dict[str, Any]],
-                   headline: str, alpha: float) -> dict[str, Any]:
-    """The ``ranks`` section of results.json (see the module docstring for the definition).
+@dataclass(frozen=True)
+class RankIntervals:
+    """The ranks stage: ``cells`` (the :data:`workbench.schemas.RANKS` table) and what the
+    intervals rest on (results.json ``ranks``: these fields and the cells' records)."""
 
-    ``cells``: one record per pooled headline cell (judges pooled, all scenarios), measured
+    field: str
+    alpha: float
+    measured: int
+    pairs_possible: int
+    pairs_compared: int
+    cells: pl.DataFrame
+    basis: str = BASIS
+
+    @property
+    def complete(self) -> bool:
+        return self.pairs_compared == self.pairs_possible
+
+
+def rank_intervals(scorecard: pl.DataFrame, contrasts: pl.DataFrame,
+                   headline: str, alpha: float) -> RankIntervals:
+    """The rank intervals of the pooled headline cells (see the module docstring for the
+    definition), from the scorecard and contrasts tables.
+
+    ``cells``: one row per pooled headline cell (judges pooled, all scenarios), measured
     cells by mean (highest first, then name) and then the rest by name: ``{variant, status,
     mean, rank_low, rank_high, rank_distinguishable, above, below, tied_with, not_compared}``
     where ``above``/``below`` name the cells significantly above/below it, ``tied_with`` the
     measured cells it is not separated from and ``not_compared`` those of them with no
     contrast computed. Every rank key is null for a cell that is not measured.
     """
-    pooled = [c for c in scorecard
-              if c["judge"] is None and c["subset"] is None and c["field"] == headline]
+    pooled = scorecard.filter(pl.col("judge").is_null() & pl.col("subset").is_null()
+                              & (pl.col("field") == headline)).select("variant", "status", "mean").to_dicts()
     measured = sorted((c for c in pooled if c["status"] == "measured"),
                       key=lambda c: (-c["mean"], str(c["variant"])))
     others = sorted((c for c in pooled if c["status"] != "measured"), key=lambda c: str(c["variant"]))
     names = [str(c["variant"]) for c in measured]
     inside = set(names)
-    calls: dict[frozenset[str], dict[str, Any]] = {}
-    for k in contrasts:
-        if k.get("subset") is not None or k.get("judge") is not None or k.get("field") != headline:
-            continue
-        a, b = str(k["a"]), str(k["b"])
+    calls: dict[frozenset[str], tuple[bool | None, str | None]] = {}
+    headline_contrasts = contrasts.filter(pl.col("subset").is_null() & pl.col("judge").is_null()
+                                          & (pl.col("field") == headline))
+    for a, b, sig, higher in headline_contrasts.select("a", "b", "holm_significant", "higher").iter_rows():
+        a, b = str(a), str(b)
         if a == b or a not in inside or b not in inside:
             continue
-        calls.setdefault(frozenset((a, b)), k)
+        calls.setdefault(frozenset((a, b)), (sig, higher))
     above: dict[str, list[str]] = {v: [] for v in names}
     below: dict[str, list[str]] = {v: [] for v in names}
-    for pair, k in calls.items():
-        if not k.get("holm_significant") or k.get("higher") is None:
+    for pair, (sig, higher) in calls.items():
+        if not sig or higher is None:
             continue
-        hi = str(k["higher"])
+        hi = str(higher)
         (lo,) = pair - {hi}
         above[lo].append(hi)
         below[hi].append(lo)
@@ -81,12 +105,8 @@ def rank_intervals(scorecard: list[dict[str, Any]], contrasts: list[dict[str, An
         cells.append({"variant": c["variant"], "status": c["status"], "mean": c["mean"],
                       "rank_low": None, "rank_high": None, "rank_distinguishable": None,
                       "above": None, "below": None, "tied_with": None, "not_compared": None})
-    possible = n * (n - 1) // 2
-    return {
-        "field": headline, "basis": BASIS, "alpha": alpha, "measured": n,
-        "pairs_possible": possible, "pairs_compared": len(calls), "complete": len(calls) == possible,
-        "cells": cells,
-    }
+    return RankIntervals(field=headline, alpha=alpha, measured=n, pairs_possible=n * (n - 1) // 2,
+                         pairs_compared=len(calls), cells=schemas.frame(cells, schemas.RANKS))
 
 
 def rank_label(cell: dict[str, Any] | None, dash: str = "-") -> str:

@@ -18,6 +18,7 @@ judge offsets, contrasts, ranks), the one place records become a frame.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,11 @@ class Schema:
     optional: frozenset[str] = frozenset()
     open_prefixes: tuple[str, ...] = ()
     may_be_empty: bool = False  # a frame with no columns at all: the stage did not apply
+    maps: Mapping[str, tuple[str, str | None]] = dataclasses.field(default_factory=dict)
+    """Columns that results.json writes as an object: a list of structs, by the name of the
+    key field and of the value field (``diff_counts``: ``{"-1": 24, "0": 50}`` from ``[{diff:
+    -1, count: 24}, ...]``), or None when the value is the struct's other fields (a published
+    cell's ``rules``: ``{"valid_mean": {"value": 8.3, "n": 33}}``); see :func:`records`."""
 
     def expected(self, fields: Sequence[str] = ()) -> dict[str, Any]:
         """The columns for these score names (templates expanded), in order."""
@@ -82,6 +88,8 @@ def _kind(dtype: Any) -> str:
         return "string"
     if isinstance(dtype, pl.List):
         return "list"
+    if isinstance(dtype, pl.Struct):
+        return "struct"
     return str(dtype)
 
 
@@ -114,21 +122,49 @@ def conform(frame: pl.DataFrame, schema: Schema, fields: Sequence[str] = ()) -> 
 
 
 def frame(records: Iterable[Mapping[str, Any]], schema: Schema, fields: Sequence[str] = ()) -> pl.DataFrame:
-    """A stage table from per-record output, conformed to ``schema``. A dict or list value in a
-    column the schema types as text is kept as its ``str`` (``diff_counts``, the ranks' lists:
-    the structured value is in results.json)."""
+    """A stage table from per-record output, conformed to ``schema`` (a stage that computes
+    per record, judge offsets, contrasts, ranks, builds its table here once its records are
+    complete). Lists and objects stay typed: ``List``/``Struct`` columns, a map (``Schema.maps``)
+    as a list of key/value structs; nothing is kept as its ``str``."""
     expected = schema.expected(fields)
-    flat = [{k: (str(v) if isinstance(v, dict | list) and expected.get(k) == pl.String else v)
-             for k, v in r.items()} for r in records]
+    flat = []
+    for r in records:
+        rec = dict(r)
+        for col, (k, v) in schema.maps.items():
+            if isinstance(rec.get(col), Mapping):
+                # the key as its declared type (``"-1"`` -> -1: the map's keys are its text)
+                key_type = {f.name: f.dtype for f in expected[col].inner.fields}[k]
+                cast = int if key_type.is_integer() else float if key_type.is_float() else str
+                rec[col] = [{k: cast(key), **(val if v is None else {v: val})} for key, val in rec[col].items()]
+        flat.append(rec)
     if not flat:
         return schema.empty(fields)
-    return conform(pl.DataFrame(flat, infer_schema_length=None), schema, fields)
+    # the declared dtypes of the nested columns (inference cannot know an empty list's inner type)
+    nested = {c: d for c, d in expected.items() if isinstance(d, pl.List | pl.Struct)}
+    df = pl.DataFrame(flat, infer_schema_length=None, schema_overrides=nested or None)
+    return conform(df, schema, fields)
+
+
+def records(table: pl.DataFrame, schema: Schema | None = None) -> list[dict[str, Any]]:
+    """The rows of a stage table as results.json records (column order kept; what
+    :func:`frame` made from them), a map column of ``schema`` as an object:
+    ``[{diff: -1, count: 24}]`` -> ``{"-1": 24}``."""
+    out = table.to_dicts()
+    for col, (k, v) in (schema.maps.items() if schema is not None else ()):
+        if col not in table.columns:
+            continue
+        for rec in out:
+            if rec[col] is not None:
+                rec[col] = {str(e.pop(k)): (e if v is None else e[v]) for e in rec[col]}
+    return out
 
 
 # --------------------------------------------------------------------------- the tables
 
 _S, _I, _U, _F, _B = pl.String, pl.Int64, pl.UInt32, pl.Float64, pl.Boolean
 _LS = pl.List(pl.String)
+#: ``diff_counts``: pairs per rounded integer difference (:func:`workbench.stats.diff_counts`)
+_DIFF_COUNTS = pl.List(pl.Struct({"diff": pl.Int64, "count": pl.Int64}))
 
 ROWS = Schema("rows", {
     "file": _S, "line": _I, "bucket": _S, "reason": _S,
@@ -190,18 +226,43 @@ CONSISTENCY = Schema("consistency", {
 """Rows whose numbers disagree with themselves (:func:`workbench.scorecard.consistency`);
 each pair of columns only when its check applies, no columns when none does."""
 
+MISSINGNESS_TESTS = Schema("missingness_tests", {
+    "factor": _S, "statistic": _F, "p_value": _F, "method": _S, "permutations": _I,
+    "classic_p": _F, "classic_method": _S, "levels": _I,
+    "missing_rates": pl.List(pl.Struct({"level": _S, "rate": _F})),
+}, maps={"missing_rates": ("level", "rate")})
+"""Does the missing rate depend on the judge? on the variant? (:func:`workbench.census.missingness_tests`):
+one row per factor; ``missing_rates`` one ``{level, rate}`` per level (results.json: an object
+by level)."""
+
+SCALE_CHECKS = Schema("scale_checks", {
+    "judge": _S, "numeric": _I, "outside": _I, "share_outside": _F, "min": _F, "max": _F,
+    "scale_mismatch": _B, "message": _S,
+})
+"""Per judge, numeric headline values outside the rubric (:func:`workbench.census.scale_checks`)."""
+
+PROVENANCE_CHECKS = Schema("provenance_checks", {
+    "file": _S, "field": _S, "path": _S, "compare": _S, "rows": _I,
+    "agree": _I, "disagree": _I, "unknown": _I,
+    "examples": pl.List(pl.Struct({"field": _S, "path": _S, "rows": _I})),
+    "finding": _B, "message": _S,
+})
+"""A row field checked against its file's path, per file x check
+(:func:`workbench.provenance.provenance_checks`); no rows without ``cross_check``."""
+
 JUDGE_OFFSETS = Schema("judge_offsets", {
     "judge_a": _S, "judge_b": _S, "variant": _S, "subset": _S, "field": _S,
     "pairs": _I, "clusters": _I, "only_a": _I, "only_b": _I,
     "mean_diff": _F, "ci_low": _F, "ci_high": _F, "ci_method": _S, "p": _F, "p_method": _S,
     "p_sign_flip": _F, "sign_flip_method": _S, "sign_flip_resamples": _I, "boot_low": _F, "boot_high": _F,
     "t_ci_low": _F, "t_ci_high": _F,
-    "clustered_ci_low": _F, "clustered_ci_high": _F, "ignores_clustering": _S, "wilcoxon_p": _F,
-    "diff_counts": _S, "exact_agreement": _F, "within_one": _F, "kappa_quadratic": _F,
+    "clustered_ci_low": _F, "clustered_ci_high": _F, "ignores_clustering": _LS, "wilcoxon_p": _F,
+    "diff_counts": _DIFF_COUNTS, "exact_agreement": _F, "within_one": _F, "kappa_quadratic": _F,
     "krippendorff_alpha": _F, "spearman": _F,
-})
+}, maps={"diff_counts": ("diff", "count")})
 """Paired judge offsets and agreement (:func:`workbench.paired.judge_offsets`); ``diff_counts``
-as text (results.json has the dict)."""
+one ``{diff, count}`` struct per rounded difference (results.json: ``{"-1": 24, ...}``),
+``ignores_clustering`` the names of the columns that ignore it."""
 
 PAIRED_CONTRASTS = Schema("contrasts", {
     "a": _S, "b": _S, "field": _S, "subset": _S, "judge": _S,
@@ -224,26 +285,41 @@ PAIRED_CONTRASTS = Schema("contrasts", {
 CONTRASTS = Schema("contrasts", {
     **PAIRED_CONTRASTS.columns,
     "missing_rate_a": _F, "missing_rate_b": _F, "fisher_p": _F, "missingness_p": _F,
-    "missingness_method": _S, "confounded_missing": _B, "judges_a": _S, "judges_b": _S,
+    "missingness_method": _S, "confounded_missing": _B, "judges_a": _LS, "judges_b": _LS,
     "confounded_judges": _B, "confounded": _B,
 })
 """The contrasts of a run: :data:`PAIRED_CONTRASTS` with the missingness and judge-set
-confounding of :func:`workbench.paired.contrast_confounding`; ``judges_a``/``judges_b`` as text."""
+confounding of :func:`workbench.paired.contrast_confounding`; ``judges_a``/``judges_b`` the
+judge names of each side."""
 
 RANKS = Schema("ranks", {
     "variant": _S, "status": _S, "mean": _F, "rank_low": _I, "rank_high": _I,
-    "rank_distinguishable": _B, "above": _S, "below": _S, "tied_with": _S, "not_compared": _S,
+    "rank_distinguishable": _B, "above": _LS, "below": _LS, "tied_with": _LS, "not_compared": _LS,
 })
-"""Rank intervals per variant (:func:`workbench.ranks.rank_intervals` ``cells``); the lists as text."""
+"""Rank intervals per variant (:func:`workbench.ranks.rank_intervals` ``cells``): the variant
+names above, below, tied with and not compared with each cell (null for an unranked cell)."""
+
+REPETITION = Schema("repetition", {"variant": _S, "trials": _I, "icc_trials": _F})
+"""Agreement of repeated trials per variant (:func:`workbench.paired.repetition_consistency`
+``per_variant``): ICC(1) with the (scenario, judge) pair as the cluster; null with one trial."""
+
+REPETITION_SLICES = Schema("repetition_slices", {"trial": _S, "ranking": _LS, "differs": _B})
+"""Per trial number, the variant ranking on that trial alone and whether it differs from the
+ranking on all trials (:func:`workbench.paired.repetition_consistency` ``slices``)."""
 
 PUBLISHED_CHECK = Schema("published_check", {
     "variant": _S, "judge": _S, "subset": _S, "field": _S,
     "published": _F, "decimals": _I, "reproduced_by": _LS,
     "nearest_rule": _S, "nearest_value": _F, "distance": _F,
-    "valid_mean": _F, "finding": _S,
-})
+    "valid_mean": _F,
+    "rules": pl.List(pl.Struct({"rule": _S, "value": _F, "n": _I})),
+    "ambiguous": pl.Struct({"rules": _LS, "why": _S}),
+    "finding": _S,
+}, maps={"rules": ("rule", None)})
 """Each published cell under every aggregation rule (:func:`workbench.check.published_check`);
-``reproduced_by`` holds :class:`workbench.vocab.Rule` names."""
+``reproduced_by`` holds :class:`workbench.vocab.Rule` names, ``rules`` each rule's value and n
+(results.json: an object by rule name), ``ambiguous`` the rules that reproduce it and why
+when there are several (null otherwise)."""
 
 CLAIMS = Schema("claims", {
     "name": _S, "field": _S, "subset": _S, "judge": _S,
@@ -264,8 +340,9 @@ CLAIMS = Schema("claims", {
 
 #: Every stage table of :attr:`workbench.pipeline.Analysis.frames`, by its name there.
 STAGE_TABLES: dict[str, Schema] = {s.name: s for s in (
-    CENSUS, CENSUS_MARGINS, SCORECARD, FLAG_RATES, PASS_RATES, CONSISTENCY,
-    JUDGE_OFFSETS, CONTRASTS, RANKS, PUBLISHED_CHECK, CLAIMS)}
+    CENSUS, CENSUS_MARGINS, MISSINGNESS_TESTS, SCALE_CHECKS, PROVENANCE_CHECKS,
+    SCORECARD, FLAG_RATES, PASS_RATES, CONSISTENCY,
+    JUDGE_OFFSETS, CONTRASTS, RANKS, REPETITION, REPETITION_SLICES, PUBLISHED_CHECK, CLAIMS)}
 
 
 def conform_frames(frames: Mapping[str, pl.DataFrame], fields: Sequence[str] = ()) -> dict[str, pl.DataFrame]:
