@@ -7,7 +7,7 @@ never imputes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -329,8 +329,11 @@ class VariantItems:
                                             PERMUTATIONS, seed)
 
 
-def design_missingness_test(units: pl.DataFrame, factor: str, seed: int) -> stats.TestResult:
-    """The design-respecting test for one factor on judgment units (see :func:`missingness_tests`)."""
+def design_missingness_test(units: pl.DataFrame | CodedUnits, factor: str, seed: int) -> stats.TestResult:
+    """The design-respecting test for one factor on judgment units (see :func:`missingness_tests`):
+    a :func:`judgment_units` table, or the same units as codes (:class:`CodedUnits`)."""
+    if isinstance(units, CodedUnits):
+        return _coded_missingness_test(units, factor, seed)
     if factor == "variant":
         return VariantItems(units).test(seed)
     item = pl.concat_str(["scenario", "variant", pl.col("trial").cast(pl.String)], separator="\x1f")
@@ -342,7 +345,15 @@ def design_missingness_test(units: pl.DataFrame, factor: str, seed: int) -> stat
                                         PERMUTATIONS, seed)
 
 
-def _coded_units(view: reduce_codes.KeyedCodes) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+class CodedUnits(NamedTuple):
+    """Judgment units as codes (:func:`_coded_units`)."""
+
+    keys: np.ndarray  # per unit, its four key codes (scenario, variant, trial, judge), sorted
+    missing: np.ndarray  # per unit, 1.0 when the judgment has no usable score
+    item: np.ndarray  # per unit, its item (scenario x variant x trial), numbered in order
+
+
+def _coded_units(view: reduce_codes.KeyedCodes) -> CodedUnits | None:
     """Judgment units (:func:`judgment_units`) as codes: (unit keys as rows of the four key
     codes in the key's sort order, ``missing`` per unit, each unit's item), or None when the
     rows need :func:`judgment_units` itself (a key column not text or with a null, or a
@@ -364,11 +375,10 @@ def _coded_units(view: reduce_codes.KeyedCodes) -> tuple[np.ndarray, np.ndarray,
     # (scenario, variant, trial)
     change = np.r_[True, np.any(keys[1:, :3] != keys[:-1, :3], axis=1)]
     item = np.cumsum(change, dtype=np.int64) - 1
-    return keys, missing, item
+    return CodedUnits(keys, missing, item)
 
 
-def _coded_missingness_test(coded: tuple[np.ndarray, np.ndarray, np.ndarray], factor: str,
-                            seed: int) -> stats.TestResult:
+def _coded_missingness_test(coded: CodedUnits, factor: str, seed: int) -> stats.TestResult:
     """:func:`design_missingness_test` on :func:`_coded_units`: the same units, items, codes
     (monotone in the labels) and order, hence the same numbers."""
     keys, missing, item = coded
@@ -429,16 +439,14 @@ def missingness_tests(rows: pl.DataFrame, cfg: Config,
     if view is None:
         view = reduce_codes.KeyedCodes(rows, cfg)
     coded = _coded_units(view)
-    if coded is None:
-        units = judgment_units(rows, cfg)
+    units: pl.DataFrame | CodedUnits = judgment_units(rows, cfg) if coded is None else coded
     cells, _ = _cells_and_scenarios(rows, cfg, view)
     for factor in ("judge", "variant"):
         c = _derive(_sum_to(cells, [factor]))
         table = np.array([[m, n - m] for m, n in c.select("missing", "judgments").iter_rows()], dtype=float)
         classic = stats.contingency_test(table, seed=cfg.seed)
         seed = stats.derive_seed(cfg.seed, "missingness", factor)
-        res = (design_missingness_test(units, factor, seed) if coded is None
-               else _coded_missingness_test(coded, factor, seed))
+        res = design_missingness_test(units, factor, seed)
         rates = {
             str(level): (m / n if n else None)
             for level, m, n in c.select(factor, "missing", "judgments").iter_rows()
