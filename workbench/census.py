@@ -7,7 +7,7 @@ never imputes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -15,6 +15,7 @@ import polars as pl
 from . import reduce_codes, schemas, selection, stats
 from .config import KEY_FIELDS, Config
 from .ingest import BUCKETS
+from .vocab import MISSING_PLANNED
 
 CELL_BUCKETS: tuple[str, ...] = tuple(b for b in BUCKETS if b not in ("blank", "malformed")) + (
     "missing_planned",
@@ -73,6 +74,43 @@ def _raw_counts(keyed: pl.DataFrame, by: list[str], cfg: Config) -> pl.DataFrame
     return pl.DataFrame(cols)
 
 
+def _cell_counts(view: reduce_codes.KeyedCodes, cfg: Config) -> pl.DataFrame:
+    """:func:`_raw_counts` per (judge, variant) from the run's coded keyed rows: the same
+    predicates (booleans computed once) counted per group of the same codes."""
+    def build() -> pl.DataFrame:
+        by = ["judge", "variant"]
+        keys, inv = view.groups(*by)
+        g = keys.shape[0]
+        cols = [pl.Series(b, view.levels(b), dtype=pl.String).gather(keys[:, j]) for j, b in enumerate(by)]
+        masks = [("rows", ~view.is_bucket(MISSING_PLANNED)), *[(b, view.is_bucket(b)) for b in CELL_BUCKETS],
+                 ("sentinel", view.flag("sentinel")), ("from_string", view.flag("from_string")),
+                 *[(f"nulls__{n}", view.flag("nulls", n)) for n in cfg.score_names]]
+        cols += [pl.Series(name, np.bincount(inv[m], minlength=g)) for name, m in masks]
+        ck = np.zeros(g, dtype=np.int64)
+        conflict = np.flatnonzero(view.is_bucket("conflict"))
+        if conflict.size:
+            conflict_keys = pl.concat_str(list(KEY_FIELDS), separator="\x1f").n_unique().alias("conflict_keys")
+            per = (view.conflict_keys().with_columns(pl.Series("__g", inv[conflict]))
+                   .group_by("__g").agg(conflict_keys))
+            ck[per["__g"].to_numpy()] = per["conflict_keys"].to_numpy()
+        cols.append(pl.Series("conflict_keys", ck))
+        return pl.DataFrame(cols)
+    return view.cached("census:cells", build)  # type: ignore[no-any-return]
+
+
+def _cells_and_scenarios(rows: pl.DataFrame, cfg: Config, view: reduce_codes.KeyedCodes | None
+                         ) -> tuple[pl.DataFrame, _ScenarioJudgments]:
+    """The (judge, variant) counts and the per-scenario judgments, from ``view`` when it can
+    code the rows (built once for census, margins and the missingness tests), else from rows."""
+    if view is None:
+        view = reduce_codes.KeyedCodes(rows, cfg)
+    if view.usable:
+        return (_cell_counts(view, cfg),
+                view.cached("census:per_scenario", lambda: _ScenarioJudgments.from_view(view)))
+    keyed = _keyed(rows, cfg)
+    return _raw_counts(keyed, ["judge", "variant"], cfg), _ScenarioJudgments(keyed)
+
+
 def _sum_to(raw: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     """:func:`_raw_counts` per ``by`` from a finer table of them (every count adds up: a
     conflicting key belongs to one judge, variant and scenario)."""
@@ -102,17 +140,34 @@ class _ScenarioJudgments:
     """
 
     def __init__(self, keyed: pl.DataFrame) -> None:
-        self.labels = {c: reduce_codes.label_codes(keyed[c], nulls="first") for c in ("judge", "variant", "scenario")}
+        labels = {c: reduce_codes.label_codes(keyed[c], nulls="first") for c in ("judge", "variant", "scenario")}
         bucket = keyed["bucket"]
-        codes = [self.labels[c][0] for c in ("judge", "variant", "scenario")]
-        self.keys, inv = reduce_codes.group_ids(*codes)
+        keys, inv = reduce_codes.group_ids(*[labels[c][0] for c in ("judge", "variant", "scenario")])
+        self._set(labels, keys, inv, ~bucket.is_in(["duplicate", "conflict"]).to_numpy(),
+                  (bucket == "valid").to_numpy(), np.flatnonzero((bucket == "conflict").to_numpy()),
+                  keyed)
+
+    @classmethod
+    def from_view(cls, view: reduce_codes.KeyedCodes) -> _ScenarioJudgments:
+        """The same from the run's coded keyed rows (the same codes and groups)."""
+        self = cls.__new__(cls)
+        cols = ("judge", "variant", "scenario")
+        keys, inv = view.groups(*cols)
+        self._set({c: (view.codes(c), view.levels(c)) for c in cols}, keys, inv,
+                  ~view.is_bucket("duplicate", "conflict"), view.is_bucket("valid"),
+                  np.flatnonzero(view.is_bucket("conflict")), None, view.conflict_keys())
+        return self
+
+    def _set(self, labels: dict[str, tuple[np.ndarray, list[Any]]], keys: np.ndarray, inv: np.ndarray,
+             counted: np.ndarray, valid_rows: np.ndarray, conflict: np.ndarray, keyed: pl.DataFrame | None,
+             conflict_rows: pl.DataFrame | None = None) -> None:
+        self.labels, self.keys = labels, keys
         g = self.keys.shape[0]
-        counted = ~bucket.is_in(["duplicate", "conflict"]).to_numpy()
         judg = np.bincount(inv[counted], minlength=g)
-        valid = np.bincount(inv[(bucket == "valid").to_numpy()], minlength=g)
-        conflict = np.flatnonzero((bucket == "conflict").to_numpy())
+        valid = np.bincount(inv[valid_rows], minlength=g)
         if conflict.size:
-            ck = (keyed[conflict].select(KEY_FIELDS).with_columns(pl.Series("__g", inv[conflict]))
+            frame = keyed[conflict].select(KEY_FIELDS) if conflict_rows is None else conflict_rows
+            ck = (frame.with_columns(pl.Series("__g", inv[conflict]))
                   .group_by("__g").agg(pl.concat_str(list(KEY_FIELDS), separator="\x1f").n_unique().alias("n")))
             judg[ck["__g"].to_numpy()] += ck["n"].to_numpy().astype(np.int64)
         self.judgments, self.missing = judg, judg - valid
@@ -167,7 +222,7 @@ def _with_rates(df: pl.DataFrame, per: _ScenarioJudgments, by: list[str], cfg: C
     )
 
 
-def census(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+def census(rows: pl.DataFrame, cfg: Config, view: reduce_codes.KeyedCodes | None = None) -> pl.DataFrame:
     """One row per judge x variant: rows, bucket counts, missing rate with a Wilson interval.
 
     ``rows`` counts lines attributed to the cell (malformed lines are not attributed: their
@@ -178,17 +233,17 @@ def census(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     judgments (null when there are no judgments). ``sentinel`` counts headline sentinels
     (they are inside ``partial``/``empty``); ``nulls__FIELD`` counts absent, null or
     sentinel values per rubric field.
+
+    ``view``: the run's coded keyed rows (:class:`workbench.reduce_codes.KeyedCodes`), shared
+    with :func:`census_margins` and :func:`missingness_tests`; None: built here.
     """
-    keyed = _keyed(rows, cfg)
-    by = ["judge", "variant"]
-    return _with_rates(_derive(_raw_counts(keyed, by, cfg)), _ScenarioJudgments(keyed), by, cfg)
+    cells, per = _cells_and_scenarios(rows, cfg, view)
+    return _with_rates(_derive(cells), per, ["judge", "variant"], cfg)
 
 
-def census_margins(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+def census_margins(rows: pl.DataFrame, cfg: Config, view: reduce_codes.KeyedCodes | None = None) -> pl.DataFrame:
     """The census margins: per judge (variant null), per variant (judge null), and the total."""
-    keyed = _keyed(rows, cfg)
-    cells = _raw_counts(keyed, ["judge", "variant"], cfg)
-    per = _ScenarioJudgments(keyed)
+    cells, per = _cells_and_scenarios(rows, cfg, view)
     per_judge = _with_rates(_derive(_sum_to(cells, ["judge"])), per, ["judge"], cfg).with_columns(
         pl.lit(None, dtype=pl.String).alias("variant"))
     per_variant = _with_rates(_derive(_sum_to(cells, ["variant"])), per, ["variant"], cfg).with_columns(
@@ -274,8 +329,11 @@ class VariantItems:
                                             PERMUTATIONS, seed)
 
 
-def design_missingness_test(units: pl.DataFrame, factor: str, seed: int) -> stats.TestResult:
-    """The design-respecting test for one factor on judgment units (see :func:`missingness_tests`)."""
+def design_missingness_test(units: pl.DataFrame | CodedUnits, factor: str, seed: int) -> stats.TestResult:
+    """The design-respecting test for one factor on judgment units (see :func:`missingness_tests`):
+    a :func:`judgment_units` table, or the same units as codes (:class:`CodedUnits`)."""
+    if isinstance(units, CodedUnits):
+        return _coded_missingness_test(units, factor, seed)
     if factor == "variant":
         return VariantItems(units).test(seed)
     item = pl.concat_str(["scenario", "variant", pl.col("trial").cast(pl.String)], separator="\x1f")
@@ -285,6 +343,51 @@ def design_missingness_test(units: pl.DataFrame, factor: str, seed: int) -> stat
                                         u[factor].to_numpy() if labels is None else labels,
                                         u["__item"].to_numpy() if blocks is None else blocks,
                                         PERMUTATIONS, seed)
+
+
+class CodedUnits(NamedTuple):
+    """Judgment units as codes (:func:`_coded_units`)."""
+
+    keys: np.ndarray  # per unit, its four key codes (scenario, variant, trial, judge), sorted
+    missing: np.ndarray  # per unit, 1.0 when the judgment has no usable score
+    item: np.ndarray  # per unit, its item (scenario x variant x trial), numbered in order
+
+
+def _coded_units(view: reduce_codes.KeyedCodes) -> CodedUnits | None:
+    """Judgment units (:func:`judgment_units`) as codes: (unit keys as rows of the four key
+    codes in the key's sort order, ``missing`` per unit, each unit's item), or None when the
+    rows need :func:`judgment_units` itself (a key column not text or with a null, or a
+    scenario or variant holding a character at or below U+001F, where the judge test's item
+    text would sort differently from the codes)."""
+    if not view.usable or any(None in view.levels(k) for k in KEY_FIELDS):
+        return None
+    if any(min(v, default=" ") <= "\x1f" for k in ("scenario", "variant") for v in view.levels(k)):
+        return None
+    once = ~view.is_bucket("duplicate")
+    keys, inv = reduce_codes.group_ids(*[view.codes(k)[once] for k in KEY_FIELDS])
+    if keys.shape[0] == 0:
+        return None
+    n = np.bincount(inv, minlength=keys.shape[0])
+    valid = np.bincount(inv[view.is_bucket("valid")[once]], minlength=keys.shape[0])
+    del inv
+    missing = ((valid < n) | (n > 1)).astype(np.float64)
+    # units come sorted by (scenario, variant, trial, judge): an item is a run of equal
+    # (scenario, variant, trial)
+    change = np.r_[True, np.any(keys[1:, :3] != keys[:-1, :3], axis=1)]
+    item = np.cumsum(change, dtype=np.int64) - 1
+    return CodedUnits(keys, missing, item)
+
+
+def _coded_missingness_test(coded: CodedUnits, factor: str, seed: int) -> stats.TestResult:
+    """:func:`design_missingness_test` on :func:`_coded_units`: the same units, items, codes
+    (monotone in the labels) and order, hence the same numbers."""
+    keys, missing, item = coded
+    if factor == "variant":  # VariantItems: per item, missing and total judgments
+        m = np.bincount(item, weights=missing)
+        n = np.bincount(item).astype(float)
+        first = np.flatnonzero(np.r_[True, item[1:] != item[:-1]])
+        return stats.block_permutation_test(m, n, keys[first, 1], keys[first, 0], PERMUTATIONS, seed)
+    return stats.block_permutation_test(missing, np.ones(missing.size), keys[:, 3], item, PERMUTATIONS, seed)
 
 
 METHODS = {
@@ -306,7 +409,8 @@ def method_name(factor: str, res: stats.TestResult) -> str:
     return (ASYMPTOTIC_METHODS if res.method == "block_permutation_asymptotic" else METHODS)[factor]
 
 
-def missingness_tests(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+def missingness_tests(rows: pl.DataFrame, cfg: Config,
+                      view: reduce_codes.KeyedCodes | None = None) -> pl.DataFrame:
     """Does the missing-score rate depend on the judge? on the variant? (design-respecting tests):
     the :data:`workbench.schemas.MISSINGNESS_TESTS` table, one row per factor.
 
@@ -332,13 +436,17 @@ def missingness_tests(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     rejecting 10-35 % of MCAR data sets with item-level failures) and is never the finding.
     """
     out = []
-    units = judgment_units(rows, cfg)
-    cells = _raw_counts(_keyed(rows, cfg), ["judge", "variant"], cfg)
+    if view is None:
+        view = reduce_codes.KeyedCodes(rows, cfg)
+    coded = _coded_units(view)
+    units: pl.DataFrame | CodedUnits = judgment_units(rows, cfg) if coded is None else coded
+    cells, _ = _cells_and_scenarios(rows, cfg, view)
     for factor in ("judge", "variant"):
         c = _derive(_sum_to(cells, [factor]))
         table = np.array([[m, n - m] for m, n in c.select("missing", "judgments").iter_rows()], dtype=float)
         classic = stats.contingency_test(table, seed=cfg.seed)
-        res = design_missingness_test(units, factor, stats.derive_seed(cfg.seed, "missingness", factor))
+        seed = stats.derive_seed(cfg.seed, "missingness", factor)
+        res = design_missingness_test(units, factor, seed)
         rates = {
             str(level): (m / n if n else None)
             for level, m, n in c.select(factor, "missing", "judgments").iter_rows()

@@ -12,11 +12,13 @@ row count, so neither a merge nor a split is ever silent.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import polars as pl
 
-from . import selection
+from . import reduce_codes, selection
 from .config import KEY_FIELDS
 
 
@@ -31,14 +33,27 @@ def _why(spellings: list[str]) -> str:
     return "Unicode normalisation (the same characters, composed differently)"
 
 
-def lookalike_names(rows: pl.DataFrame) -> list[dict[str, Any]]:
-    """Key values that differ only by surrounding whitespace or Unicode normalisation."""
-    out: list[dict[str, Any]] = []
+def _value_counts(rows: pl.DataFrame, view: reduce_codes.KeyedCodes | None) -> Iterator[list[tuple[str, int]]]:
+    """Per key field: (value, keyed rows) of its non-null values in sorted order."""
+    if view is not None and view.usable:
+        for k in KEY_FIELDS:
+            levels = view.levels(k)
+            counts = np.bincount(view.codes(k), minlength=len(levels)).tolist()
+            yield [(v, n) for v, n in zip(levels, counts, strict=True) if v is not None and n]
+        return
     keyed = rows.lazy().filter(selection.keyed()).select(KEY_FIELDS).collect()
     for k in KEY_FIELDS:
-        counts = keyed.filter(pl.col(k).is_not_null()).group_by(k).len().sort(k)
+        yield list(keyed.filter(pl.col(k).is_not_null()).group_by(k).len().sort(k).iter_rows())
+
+
+def lookalike_names(rows: pl.DataFrame, view: reduce_codes.KeyedCodes | None = None) -> list[dict[str, Any]]:
+    """Key values that differ only by surrounding whitespace or Unicode normalisation.
+
+    ``view``: the run's coded keyed rows (their labels and codes give the counts)."""
+    out: list[dict[str, Any]] = []
+    for k, counts in zip(KEY_FIELDS, _value_counts(rows, view), strict=True):
         groups: dict[str, list[tuple[str, int]]] = {}
-        for value, n in counts.iter_rows():
+        for value, n in counts:
             groups.setdefault(_folded(value), []).append((value, int(n)))
         for folded, members in sorted(groups.items()):
             if len(members) < 2:
@@ -53,9 +68,10 @@ def lookalike_names(rows: pl.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
-def name_warnings(rows: pl.DataFrame, key_types: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+def name_warnings(rows: pl.DataFrame, key_types: list[dict[str, Any]] | None = None,
+                  view: reduce_codes.KeyedCodes | None = None) -> list[dict[str, Any]]:
     """Every look-alike name and every number/string key merge, field by field."""
-    return lookalike_names(rows) + list(key_types or [])
+    return lookalike_names(rows, view) + list(key_types or [])
 
 
 def warning_text(w: dict[str, Any]) -> str:

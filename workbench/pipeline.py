@@ -27,6 +27,7 @@ from . import (
     paired,
     provenance,
     ranks,
+    reduce_codes,
     schemas,
     selection,
     stats,
@@ -229,8 +230,11 @@ def run(
     config_warnings = check_names(rows, cfg)
     hl = cfg.headline
     led = ledger.count_ledger(rows, planned=plan_info["mode"] is not None)
-    cen = schemas.conform(census_table(rows, cfg), schemas.CENSUS, fields)
-    margins = schemas.conform(census_margins(rows, cfg), schemas.CENSUS_MARGINS, fields)
+    # the keyed rows as integer codes, built once (in the census) for the stages up to the
+    # flag rates, and dropped after them
+    view = reduce_codes.KeyedCodes(rows, cfg)
+    cen = schemas.conform(census_table(rows, cfg, view=view), schemas.CENSUS, fields)
+    margins = schemas.conform(census_margins(rows, cfg, view=view), schemas.CENSUS_MARGINS, fields)
     head: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "workbench_version": _version(),
@@ -238,7 +242,7 @@ def run(
         "config": cfg.to_dict(),
         "config_sources": list(cfg.sources),
         "config_warnings": config_warnings,
-        "name_warnings": names.name_warnings(rows, notes.get("key_types")),
+        "name_warnings": names.name_warnings(rows, notes.get("key_types"), view=view),
         "plan": plan_info,
         "ledger": led,
         "ledger_notes": {
@@ -254,19 +258,21 @@ def run(
         # one input line holds several judgments: the ledger counts judgments (rows)
         head["ledger_notes"]["input_lines"] = sum(s.lines for s in sources)
     malformed = rows.lazy().filter(pl.col("bucket") == "malformed").select("file", "line", "reason").collect()
-    missing_tests = missingness_tests(rows, cfg)
+    missing_tests = missingness_tests(rows, cfg, view=view)
     scales = scale_checks(rows, cfg)
     prov = provenance.provenance_checks(rows, cfg)
     release_memory()
     from .reduce import JointBootstrap
 
-    joint = JointBootstrap.for_rows(rows, cfg)
+    joint = (JointBootstrap.for_scenarios([s for s in view.levels("scenario") if s is not None], cfg)
+             if view.usable else JointBootstrap.for_rows(rows, cfg))  # the same sorted scenario index
     stage(f"scorecard (joint cluster bootstrap, {joint.resamples} resamples over "
           f"{len(joint.scenarios)} scenarios)")
-    card = schemas.conform(scorecard_table(rows, cfg, joint), schemas.SCORECARD)
-    flags = schemas.conform(flag_rates(rows, cfg), schemas.FLAG_RATES)
+    card = schemas.conform(scorecard_table(rows, cfg, joint, view=view), schemas.SCORECARD)
+    flags = schemas.conform(flag_rates(rows, cfg, view=view), schemas.FLAG_RATES)
     passes = schemas.conform(pass_rates(rows, cfg), schemas.PASS_RATES)
     cons = schemas.conform(consistency(rows, cfg), schemas.CONSISTENCY)
+    del view
     release_memory()
     gate_doc = gate(card, cfg, passes)
     pairs, pair_info = selection.contrast_pairs(rows, cfg)

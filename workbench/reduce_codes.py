@@ -16,6 +16,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from . import selection, vocab
+from .config import KEY_FIELDS, Config
+
 
 def label_codes(col: pl.Series, nulls: str = "as_text") -> tuple[np.ndarray, list[Any]]:
     """(code per row, labels): each code is its value's position in ``labels``, the distinct
@@ -60,11 +63,19 @@ def group_ids(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if not codes or n == 0:
         return np.zeros((0, len(codes)), dtype=np.int64), np.zeros(n, dtype=np.int64)
     widths = [int(c.max()) + 1 for c in codes]
-    if float(np.prod([float(w) for w in widths])) < 2.0**62:
+    width = float(np.prod([float(w) for w in widths]))
+    if width < 2.0**62:
         ident = np.zeros(n, dtype=np.int64)
         for c, w in zip(codes, widths, strict=True):
-            ident = ident * w + c
-        uniq, inv = np.unique(ident, return_inverse=True)
+            ident *= w
+            ident += c
+        if width <= 4 * n + 1024:  # a table over the identifiers: np.unique's result without a sort
+            present = np.bincount(ident, minlength=int(width)) > 0
+            uniq = np.flatnonzero(present)
+            rank = np.cumsum(present, dtype=np.int64) - 1
+            inv = rank[ident]
+        else:
+            uniq, inv = np.unique(ident, return_inverse=True)
         keys = np.empty((uniq.size, len(codes)), dtype=np.int64)
         rest = uniq
         for j in range(len(codes) - 1, -1, -1):
@@ -73,3 +84,131 @@ def group_ids(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     stacked = np.stack(codes, axis=1)
     keys, inv = np.unique(stacked, axis=0, return_inverse=True)
     return keys.astype(np.int64), inv.reshape(-1).astype(np.int64)
+
+
+_BUCKET_NAMES: tuple[str, ...] = (*vocab.names(vocab.Bucket), vocab.MISSING_PLANNED)
+"""Every value ``bucket`` can hold; :class:`KeyedCodes` codes them by position (-1: other)."""
+
+
+def bucket_code(name: str) -> int:
+    """The code :class:`KeyedCodes` gives the bucket ``name``."""
+    return _BUCKET_NAMES.index(name)
+
+
+class KeyedCodes:
+    """The keyed rows (:func:`workbench.selection.keyed`) of a row table as integer codes,
+    built once and shared by the stages that group them (census, its margins, the
+    missingness tests, the name check, the scorecard, the flag rates).
+
+    One filtered pass of the row table gives, per keyed row (in the row table's order):
+    the four key columns as codes in polars' sort order, nulls first (``levels[c]``: the
+    labels, the codes of :func:`label_codes` with ``nulls="first"``), the bucket as a small
+    code (:func:`bucket_code`), and the census's per-row predicates as booleans. Nothing
+    row-sized of text is kept: the codes are int32, the flags one byte a row. Parts are
+    built when first asked for, so the cost falls in the first stage that needs them.
+
+    ``usable`` is False when a key column is not text or a column it reads is absent (a table
+    that did not go through :data:`workbench.schemas.ROWS`): the stages then take their own
+    (slower) paths.
+    """
+
+    def __init__(self, rows: pl.DataFrame, cfg: Config) -> None:
+        self.rows, self.cfg = rows, cfg
+        need = ["bucket", f"{cfg.headline}__from_string", *[f"{n}__status" for n in (cfg.headline, *cfg.score_names)]]
+        self.usable = (all(c in rows.columns and rows.schema[c] == pl.String for c in KEY_FIELDS)
+                       and all(c in rows.columns for c in need))
+        self._parts: dict[str, Any] = {}
+
+    def _base(self) -> dict[str, Any]:
+        if "base" in self._parts:
+            return self._parts["base"]  # type: ignore[no-any-return]
+        hl, names = self.cfg.headline, self.cfg.score_names
+        lf = self.rows.lazy().filter(selection.keyed())
+        uniq = lf.select([pl.col(c).unique().implode() for c in KEY_FIELDS]).collect()
+        levels: dict[str, list[Any]] = {}
+        exprs = []
+        for c in KEY_FIELDS:
+            values = uniq[c][0].to_list()
+            present = sorted(v for v in values if v is not None)
+            lead = [None] if len(present) < len(values) else []
+            levels[c] = lead + present
+            exprs.append((pl.col(c).cast(pl.Enum(present)).to_physical().cast(pl.Int32).fill_null(-1)
+                          + len(lead)).alias(c))
+        del uniq
+        not_dup = ~pl.col("bucket").is_in([vocab.Bucket.DUPLICATE.value, vocab.MISSING_PLANNED])
+        exprs += [
+            pl.col("bucket").replace_strict(list(_BUCKET_NAMES), list(range(len(_BUCKET_NAMES))),
+                                            default=-1, return_dtype=pl.Int8).fill_null(-1).alias("__bucket"),
+            ((pl.col(f"{hl}__status") == vocab.FieldStatus.SENTINEL.value) & not_dup).fill_null(False)
+            .alias("__sentinel"),
+            (pl.col(f"{hl}__from_string") & (pl.col("bucket") == vocab.Bucket.VALID.value)).fill_null(False)
+            .alias("__from_string"),
+            *[(selection.no_score(n) & not_dup).fill_null(False).alias(f"__nulls{i}") for i, n in enumerate(names)],
+        ]
+        df = lf.select(exprs).collect()
+        base = {"levels": levels, "height": df.height,
+                "codes": {c: df[c].to_numpy() for c in KEY_FIELDS},
+                "bucket": df["__bucket"].to_numpy(),
+                "sentinel": df["__sentinel"].to_numpy(), "from_string": df["__from_string"].to_numpy(),
+                "nulls": {n: df[f"__nulls{i}"].to_numpy() for i, n in enumerate(names)}}
+        del df
+        self._parts["base"] = base
+        return base
+
+    @property
+    def height(self) -> int:
+        """Keyed rows."""
+        return int(self._base()["height"])
+
+    def levels(self, c: str) -> list[Any]:
+        """Labels of key column ``c`` in polars' sort order (nulls first)."""
+        return self._base()["levels"][c]  # type: ignore[no-any-return]
+
+    def codes(self, c: str) -> np.ndarray:
+        """Code of key column ``c`` per keyed row (positions in :meth:`levels`), int32."""
+        return self._base()["codes"][c]  # type: ignore[no-any-return]
+
+    def is_bucket(self, *names: str) -> np.ndarray:
+        """Keyed rows whose bucket is one of ``names``."""
+        b = self._base()["bucket"]
+        out = b == bucket_code(names[0])
+        for n in names[1:]:
+            out |= b == bucket_code(n)
+        return out  # type: ignore[no-any-return]
+
+    def flag(self, name: str, field: str | None = None) -> np.ndarray:
+        """A census predicate per keyed row: ``sentinel`` (headline sentinel, not a repeat or
+        planned row), ``from_string`` (valid headline read from text), ``nulls`` (``field``
+        has no score, not a repeat or planned row)."""
+        base = self._base()
+        return base[name] if field is None else base[name][field]  # type: ignore[no-any-return]
+
+    def groups(self, *cols: str) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`group_ids` of key columns (cached): sorted combinations and each keyed row's group."""
+        key = "groups:" + "/".join(cols)
+        if key not in self._parts:
+            self._parts[key] = group_ids(*[self.codes(c) for c in cols])
+        return self._parts[key]  # type: ignore[no-any-return]
+
+    def conflict_keys(self) -> pl.DataFrame:
+        """The key columns of the keyed conflicting rows, in row order (few rows)."""
+        if "conflict" not in self._parts:
+            self._parts["conflict"] = (self.rows.lazy().filter(selection.keyed())
+                                       .filter(pl.col("bucket") == vocab.Bucket.CONFLICT.value)
+                                       .select(KEY_FIELDS).collect())
+        return self._parts["conflict"]  # type: ignore[no-any-return]
+
+    def subset_mask(self, name: str) -> np.ndarray:
+        """Keyed rows in the config's subset ``name`` (:func:`workbench.selection.subset_filter`,
+        null as not), cached."""
+        def build() -> np.ndarray:
+            return (self.rows.lazy().filter(selection.keyed())
+                    .select(selection.subset_filter(self.cfg, name).fill_null(False).alias("s"))
+                    .collect()["s"].to_numpy())
+        return self.cached(f"subset:{name}", build)  # type: ignore[no-any-return]
+
+    def cached(self, key: str, build: Any) -> Any:
+        """A stage's own derived part, built once per view (``build()`` on first call)."""
+        if key not in self._parts:
+            self._parts[key] = build()
+        return self._parts[key]

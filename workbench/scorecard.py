@@ -115,12 +115,12 @@ def _stable_order(*keys: np.ndarray) -> np.ndarray:
     stable sort per key, least significant first, each on the narrowest unsigned type that
     holds it (numpy radix-sorts 16-bit keys)."""
     n = keys[0].size if keys else 0
-    order = np.arange(n)
+    order = None  # the identity (the first sort needs no gather)
     for k in reversed(keys):
         top = int(k.max()) if k.size else 0
         kk = k.astype(np.uint16 if top < 2**16 else np.int64)
-        order = order[np.argsort(kk[order], kind="stable")]
-    return order
+        order = np.argsort(kk, kind="stable") if order is None else order[np.argsort(kk[order], kind="stable")]
+    return np.arange(n) if order is None else order
 
 
 def _value_rank(x: np.ndarray) -> np.ndarray:
@@ -145,44 +145,71 @@ class _CellValues:
     slice in canonical order after one more stable sort by cell.
     """
 
-    def __init__(self, rows: pl.DataFrame, cfg: Config, scenarios: list[str]) -> None:
+    def __init__(self, rows: pl.DataFrame, cfg: Config, scenarios: list[str],
+                 view: reduce_codes.KeyedCodes | None = None) -> None:
         # Only what the cells need is kept, per keyed row: bucket flags, variant and judge
         # codes, subset membership; per field, the valid values of cell rows with their
         # positions and scenario codes (int32); the keys of conflicting rows. Never a copy of
-        # the row table's columns for the life of the stage.
+        # the row table's columns for the life of the stage. With ``view`` (the run's coded
+        # keyed rows) the flags and codes come from it: the same rows, in the same order.
         self.cfg = cfg
         bucket = pl.col("bucket")
         subsets = list(cfg.subsets)
-        flags = (rows.lazy().filter(selection.keyed())
-                 .select(selection.in_cells().alias("in_cells"), (bucket == "conflict").alias("conflict"),
-                         (bucket == MISSING_PLANNED).alias("planned"),
-                         *[subset_filter(cfg, name).fill_null(False).alias(f"subset{i}")
-                           for i, name in enumerate(subsets)])
-                 .collect())
-        self.height = flags.height
-        self.in_cells = flags["in_cells"].to_numpy()
-        self.conflict = flags["conflict"].to_numpy()
-        self.planned = flags["planned"].to_numpy()
-        self.subsets = {name: flags[f"subset{i}"].to_numpy() for i, name in enumerate(subsets)}
-        del flags
+        coded = view is not None and view.usable
+        if coded:
+            assert view is not None
+            self.height = view.height
+            self.in_cells = ~view.is_bucket(vocab.Bucket.DUPLICATE.value, MISSING_PLANNED)
+            self.conflict = view.is_bucket(vocab.Bucket.CONFLICT.value)
+            self.planned = view.is_bucket(MISSING_PLANNED)
+            self.subsets = {name: view.subset_mask(name) for name in subsets}
+        else:
+            flags = (rows.lazy().filter(selection.keyed())
+                     .select(selection.in_cells().alias("in_cells"), (bucket == "conflict").alias("conflict"),
+                             (bucket == MISSING_PLANNED).alias("planned"),
+                             *[subset_filter(cfg, name).fill_null(False).alias(f"subset{i}")
+                               for i, name in enumerate(subsets)])
+                     .collect())
+            self.height = flags.height
+            self.in_cells = flags["in_cells"].to_numpy()
+            self.conflict = flags["conflict"].to_numpy()
+            self.planned = flags["planned"].to_numpy()
+            self.subsets = {name: flags[f"subset{i}"].to_numpy() for i, name in enumerate(subsets)}
+            del flags
         self.labels = {}
         for c in ("variant", "judge"):
-            col = rows.lazy().filter(selection.keyed()).select(c).collect().to_series()
-            codes, levels = reduce_codes.label_codes(col)
+            if coded:
+                assert view is not None
+                # label_codes(nulls="as_text") from the view's codes (nulls first): the same
+                # levels, reordered
+                first = view.levels(c)
+                levels = sorted(first, key=lambda v: (str(v), v is None))
+                where = {v: i for i, v in enumerate(levels)}
+                perm = np.array([where[v] for v in first], dtype=np.int64)
+                codes = perm[view.codes(c)] if perm.size else np.zeros(view.height, dtype=np.int64)
+            else:
+                col = rows.lazy().filter(selection.keyed()).select(c).collect().to_series()
+                codes, levels = reduce_codes.label_codes(col)
+                del col
             self.labels[c] = (codes.astype(np.int32) if len(levels) < 2**31 else codes, levels)
-            del col
         self.conflict_pos = np.flatnonzero(self.conflict)  # conflicting rows among keyed rows
-        self.conflict_keys = (rows.lazy().filter(selection.keyed()).filter(bucket == "conflict")
+        self.conflict_keys = (view.conflict_keys() if coded and view is not None else
+                              rows.lazy().filter(selection.keyed()).filter(bucket == "conflict")
                               .select(KEY_FIELDS).collect())
         self.base_pos = np.flatnonzero(self.in_cells)  # positions of the cell rows among keyed rows
         cell_rows_ = rows.lazy().filter(selection.keyed()).filter(selection.in_cells())
-        code = reduce_codes.scenario_codes(cell_rows_.select("scenario").collect().to_series(), scenarios)
+        if coded and view is not None and view.levels("scenario") == list(scenarios):
+            code = view.codes("scenario")[self.base_pos]  # positions in the run's scenario index
+        else:
+            code = reduce_codes.scenario_codes(cell_rows_.select("scenario").collect().to_series(), scenarios)
         code = code.astype(np.int32) if len(scenarios) < 2**31 else code
         self.fields: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        # the cell rows' mask, evaluated once (not once per field)
+        cell_mask = rows.select((selection.keyed() & selection.in_cells()).fill_null(False).alias("m")).to_series()
         for fld in cfg.score_names:
-            col = cell_rows_.select(fld).collect().to_series()
+            col = rows.get_column(fld).filter(cell_mask)
             idx = np.flatnonzero(col.is_not_null().to_numpy())
-            x = col.to_numpy().astype(np.float64)[idx]
+            x = col.drop_nulls().to_numpy().astype(np.float64, copy=False)  # the values at idx
             del col
             idx = idx.astype(np.int32) if self.base_pos.size < 2**31 else idx
             c = code[idx]
@@ -194,17 +221,18 @@ class _CellValues:
         """Sorted cell keys; their counts (``present``, ``conflict``, ``conflict_keys``,
         ``absent``: arrays in key order); per field (values, scenario codes, cell bounds):
         cell i's values are ``values[bounds[i]:bounds[i + 1]]`` in canonical order."""
-        ident = np.zeros(self.height, dtype=np.int64)
+        width = int(np.prod([len(self.labels[b][1]) for b in by]))
+        narrow = np.int32 if width < 2**31 - 1 else np.int64  # half the bytes of every row-sized array
+        ident = np.zeros(self.height, dtype=narrow)
         for b in by:
             codes, levels = self.labels[b]
             ident *= len(levels)
             ident += codes
         sel = np.ones(self.height, dtype=bool) if subset is None else self.subsets[subset]
-        width = int(np.prod([len(self.labels[b][1]) for b in by]))
         if width <= 4 * self.height + 1024:  # a lookup table no larger than the rows
             ids = np.flatnonzero(np.bincount(ident[sel], minlength=width))
             m = ids.size
-            lut = np.full(width + 1, m, dtype=np.int64)
+            lut = np.full(width + 1, m, dtype=narrow)
             lut[ids] = np.arange(m)
             cell = lut[np.where(sel, ident, width)]
         else:  # many variants x judges, few of the combinations present
@@ -275,7 +303,8 @@ def _cells(prep: _CellValues, cfg: Config, by: list[str], subset: str | None,
     return out
 
 
-def scorecard(rows: pl.DataFrame, cfg: Config, joint: JointBootstrap | None = None) -> pl.DataFrame:
+def scorecard(rows: pl.DataFrame, cfg: Config, joint: JointBootstrap | None = None,
+              view: reduce_codes.KeyedCodes | None = None) -> pl.DataFrame:
     """All scorecard cells: per variant (judges pooled), per variant x judge, per subset x variant.
 
     One row per (variant, judge, subset, field); ``judge`` is null when pooled and ``subset``
@@ -287,11 +316,13 @@ def scorecard(rows: pl.DataFrame, cfg: Config, joint: JointBootstrap | None = No
     The rows are prepared once (:class:`_CellValues`: one stable sort per field into (cell,
     scenario, value) order, integer scenario codes), so each cell is a contiguous slice of
     numpy arrays; the numbers are those of :func:`summarize_cell` on the cell's rows.
+    ``view``: the run's coded keyed rows (:class:`workbench.reduce_codes.KeyedCodes`), when
+    the census built them.
     """
     from . import reduce
 
     jb = joint if joint is not None else reduce.JointBootstrap.for_rows(rows, cfg)
-    prep = _CellValues(rows, cfg, jb.scenarios)
+    prep = _CellValues(rows, cfg, jb.scenarios, view)
     records: list[dict[str, Any]] = []
     records += _cells(prep, cfg, ["variant"], None, jb)
     records += _cells(prep, cfg, ["variant", "judge"], None, jb)
@@ -307,7 +338,7 @@ _SCHEMA = dict(schemas.SCORECARD.columns)  # defined once, in workbench.schemas
 # --------------------------------------------------------------------------- binary rates
 
 
-def flag_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+def flag_rates(rows: pl.DataFrame, cfg: Config, view: reduce_codes.KeyedCodes | None = None) -> pl.DataFrame:
     """Fabrication-flag rate per variant (and subset) with a scenario-clustered interval.
 
     ``ci_low``/``ci_high``: :func:`workbench.stats.clustered_proportion` over per-scenario
@@ -316,8 +347,59 @@ def flag_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     never headlined).
 
     A row is flagged when its flags list is non-empty; the denominator is rows where the
-    flags field exists as a list (partial rows keep it; empty objects do not).
+    flags field exists as a list (partial rows keep it; empty objects do not). ``view``: the
+    run's coded keyed rows (:class:`workbench.reduce_codes.KeyedCodes`), when built.
     """
+    out = _flag_rates_coded(view, cfg) if view is not None else None
+    if out is None:
+        out = _flag_rates_rows(rows, cfg)
+    return pl.DataFrame(out, schema={"variant": pl.String, "subset": pl.String, "flagged": pl.Int64,
+                                     "n": pl.Int64, "rate": pl.Float64, "ci_low": pl.Float64,
+                                     "ci_high": pl.Float64, "ci_method": pl.String, "clusters": pl.Int64,
+                                     "wilson_low": pl.Float64, "wilson_high": pl.Float64})
+
+
+def _flag_record(variant: Any, subset: str | None, flagged_sc: np.ndarray, n_sc: np.ndarray,
+                 cfg: Config) -> dict[str, Any]:
+    """One flag-rate record from a variant's per-scenario flagged and row counts (scenario order)."""
+    flagged, n = int(flagged_sc.sum()), int(n_sc.sum())
+    lo, hi = stats.wilson_interval(flagged, n, cfg.confidence)
+    clo, chi, _ = stats.clustered_proportion(flagged_sc, n_sc, cfg.confidence)
+    return {"variant": variant, "subset": subset, "flagged": flagged, "n": n,
+            "rate": flagged / n if n else None, "ci_low": clo, "ci_high": chi,
+            "ci_method": RATE_CI_METHOD, "clusters": int(n_sc.size),
+            "wilson_low": lo, "wilson_high": hi}
+
+
+def _flag_rates_coded(view: reduce_codes.KeyedCodes, cfg: Config) -> list[dict[str, Any]] | None:
+    """:func:`flag_rates`' records from the run's coded keyed rows (None: not codable): the
+    same rows, grouped by the same (variant, scenario) codes in the same sorted order."""
+    if not view.usable or None in view.levels("variant"):
+        return None
+    rows = view.rows
+    flags = view.cached("flag_rates:flags", lambda: (
+        rows.lazy().filter(selection.keyed())
+        .select(pl.col("flags_present").fill_null(False).alias("present"),
+                (pl.col("flags").list.len() > 0).fill_null(False).alias("flagged")).collect()))
+    base = (~view.is_bucket(vocab.Bucket.DUPLICATE.value, MISSING_PLANNED, vocab.Bucket.CONFLICT.value)
+            & flags["present"].to_numpy())
+    flagged_rows = flags["flagged"].to_numpy()
+    variants, levels = view.codes("variant"), view.levels("variant")
+    scen = view.codes("scenario")
+    out = []
+    for subset in [None, *cfg.subsets]:
+        sel = base if subset is None else base & view.subset_mask(subset)
+        keys, inv = reduce_codes.group_ids(variants[sel], scen[sel])
+        m = keys.shape[0]
+        flagged = np.bincount(inv[flagged_rows[sel]], minlength=m)
+        n = np.bincount(inv, minlength=m)
+        bounds = np.flatnonzero(np.r_[True, keys[1:, 0] != keys[:-1, 0], True]) if m else np.zeros(1, np.int64)
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            out.append(_flag_record(levels[int(keys[a, 0])], subset, flagged[a:b], n[a:b], cfg))
+    return out
+
+
+def _flag_rates_rows(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
     subset_cols = [f for spec in cfg.subsets.values() for f in spec]
     base = (rows.lazy().filter(selection.in_cells() & pl.col("flags_present") & ~pl.col("bucket").is_in(["conflict"]))
             .select(list(dict.fromkeys(["variant", "scenario", "flags", *subset_cols]))).collect())
@@ -327,17 +409,8 @@ def flag_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
         agg = sub.group_by("variant", "scenario").agg(
             (pl.col("flags").list.len() > 0).sum().alias("flagged"), pl.len().alias("n")).sort("variant", "scenario")
         for (variant,), g in sorted(agg.partition_by(["variant"], as_dict=True).items()):
-            flagged, n = int(g["flagged"].sum()), int(g["n"].sum())
-            lo, hi = stats.wilson_interval(flagged, n, cfg.confidence)
-            clo, chi, _ = stats.clustered_proportion(g["flagged"].to_numpy(), g["n"].to_numpy(), cfg.confidence)
-            out.append({"variant": variant, "subset": subset, "flagged": flagged, "n": n,
-                        "rate": flagged / n if n else None, "ci_low": clo, "ci_high": chi,
-                        "ci_method": RATE_CI_METHOD, "clusters": g.height,
-                        "wilson_low": lo, "wilson_high": hi})
-    return pl.DataFrame(out, schema={"variant": pl.String, "subset": pl.String, "flagged": pl.Int64,
-                                     "n": pl.Int64, "rate": pl.Float64, "ci_low": pl.Float64,
-                                     "ci_high": pl.Float64, "ci_method": pl.String, "clusters": pl.Int64,
-                                     "wilson_low": pl.Float64, "wilson_high": pl.Float64})
+            out.append(_flag_record(variant, subset, g["flagged"].to_numpy(), g["n"].to_numpy(), cfg))
+    return out
 
 
 def _pass_column(rows: pl.DataFrame, cfg: Config) -> pl.Expr | None:

@@ -22,6 +22,7 @@ Conventions used throughout
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from dataclasses import dataclass, field
@@ -373,6 +374,19 @@ def _pair(a: ArrayLike, b: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.f
     return aa, bb
 
 
+@functools.lru_cache(maxsize=4096)
+def _t_ppf(q: float, df: float) -> float:
+    """``scipy.stats.t.ppf(q, df)`` as a float, remembered: the scorecard asks it once per cell,
+    mostly with the same degrees of freedom (the same number, bit for bit)."""
+    return float(_sps.t.ppf(q, df))
+
+
+@functools.lru_cache(maxsize=64)
+def _norm_ppf(q: float) -> float:
+    """``scipy.stats.norm.ppf(q)`` as a float, remembered."""
+    return float(_sps.norm.ppf(q))
+
+
 def _f(x: Any) -> float | None:
     """Plain float, or None if not finite."""
     if x is None:
@@ -548,7 +562,7 @@ def t_interval(
         return None, None
     if se < 0:
         raise ValueError(f"se must be >= 0, got {se}")
-    tcrit = float(_sps.t.ppf(1.0 - (1.0 - c) / 2.0, df))
+    tcrit = _t_ppf(1.0 - (1.0 - c) / 2.0, df)
     return float(estimate - tcrit * se), float(estimate + tcrit * se)
 
 
@@ -1622,8 +1636,8 @@ def clustered_proportion(
     if g < 2:
         lo, hi = _wilson_real(x, n, c)
         return lo, hi, n
-    z = float(_sps.norm.ppf(1.0 - (1.0 - c) / 2.0))
-    tq = float(_sps.t.ppf(1.0 - (1.0 - c) / 2.0, g - 1))
+    z = _norm_ppf(1.0 - (1.0 - c) / 2.0)
+    tq = _t_ppf(1.0 - (1.0 - c) / 2.0, g - 1)
     deff = 1.0
     if 0.0 < p < 1.0:
         resid = s - p * t
@@ -2287,7 +2301,8 @@ JOINT_SEED_BLOCK = 64
 """Resamples drawn from one generator: resample r comes from ``default_rng([seed, r // 64])``."""
 
 
-def joint_bootstrap_weights(n_clusters: int, start: int, stop: int, seed: int) -> NDArray[np.float64]:
+def joint_bootstrap_weights(n_clusters: int, start: int, stop: int, seed: int,
+                            out: NDArray[Any] | None = None) -> NDArray[Any]:
     """Return the bootstrap weights of resamples ``start..stop-1``: shape (stop - start, G).
 
     The standard cluster bootstrap (Field & Welsh 2007) drawn once per run: resample r
@@ -2297,18 +2312,29 @@ def joint_bootstrap_weights(n_clusters: int, start: int, stop: int, seed: int) -
     ``default_rng([seed, k])`` (``integers(G, size=G)`` each), so a resample's weights do
     not depend on how resamples are blocked in memory, on the number of resamples
     requested, or on which cells use them.
+
+    ``out``: an array of that shape to fill and return instead of a new float64 one (an
+    integer dtype holds the counts without a float64 copy; a count above its range raises
+    OverflowError).
     """
     g = int(n_clusters)
-    out = np.empty((max(0, stop - start), g), dtype=np.float64)
+    if out is None:
+        out = np.empty((max(0, stop - start), g), dtype=np.float64)
+    elif out.shape != (max(0, stop - start), g):
+        raise ValueError(f"out must have shape {(max(0, stop - start), g)}, got {out.shape}")
     if stop <= start:
         return out
+    limit = None if out.dtype.kind == "f" else int(np.iinfo(out.dtype).max)
     k = JOINT_SEED_BLOCK
     for block in range(start // k, (stop - 1) // k + 1):
         rng = np.random.default_rng([int(seed), int(block)])
         for r in range(block * k, min(stop, (block + 1) * k)):
             draw = rng.integers(g, size=g)
             if r >= start:
-                out[r - start] = np.bincount(draw, minlength=g)
+                row = np.bincount(draw, minlength=g)
+                if limit is not None and g and int(row.max()) > limit:
+                    raise OverflowError(f"a cluster drawn {int(row.max())} times does not fit {out.dtype}")
+                out[r - start] = row
     return out
 
 

@@ -1,0 +1,147 @@
+"""The coded keyed rows (``reduce_codes.KeyedCodes``) that census, its margins, the
+missingness tests, the name check, the scorecard and the flag rates share: every stage gives
+the table its row path gives (the path a table whose keys are not text takes, itself checked
+by hand in test_census/test_scorecard/test_rates), on a generated file with every hazard
+(duplicates, conflicts, partial rows, a plan's absent judgments) and a subset. Plus the
+pieces under it: group_ids' table path against np.unique, the bootstrap weights written
+into uint8 against the float64 ones, and the joint draws with shared count columns against
+the float64 reference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+from workbench import load_config, names, pipeline, reduce, reduce_codes, schemas, stats
+from workbench.census import census, census_margins, missingness_tests
+from workbench.scorecard import flag_rates, scorecard
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _generate() -> Any:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location("generate", BENCH / "generate.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[pl.DataFrame, Any]:
+    path = _generate().generate(6000, 5, path=tmp_path_factory.mktemp("keyed") / "rows.jsonl")
+    cfg = load_config()
+    rows, _, _ = pipeline.load([str(path)], cfg, plan="complete")
+    rows = schemas.conform(rows, schemas.ROWS, cfg.score_names)
+    scen = sorted(rows["scenario"].drop_nulls().unique().to_list())
+    cfg = dataclasses.replace(cfg, subsets={"some": {"scenario": tuple(scen[::3])}})
+    # a conflicting key: a second, different line of a key that has a valid line
+    assert rows.filter(pl.col("bucket") == "conflict").height > 0
+    assert rows.filter(pl.col("bucket") == "duplicate").height > 0
+    assert rows.filter(pl.col("bucket") == "missing_planned").height > 0
+    return rows, cfg
+
+
+def _uncoded(rows: pl.DataFrame, cfg: Any) -> reduce_codes.KeyedCodes:
+    view = reduce_codes.KeyedCodes(rows, cfg)
+    view.usable = False  # what a table whose keys are not text gets: each stage's row path
+    return view
+
+
+def test_coded_stages_equal_their_row_paths(generated: tuple[pl.DataFrame, Any]) -> None:
+    rows, cfg = generated
+    view = reduce_codes.KeyedCodes(rows, cfg)
+    assert view.usable
+    plain = _uncoded(rows, cfg)
+    for fn in (census, census_margins):
+        got, want = fn(rows, cfg, view=view), fn(rows, cfg, view=plain)
+        assert got.height > 0 and got.to_dicts() == want.to_dicts()
+        assert fn(rows, cfg).to_dicts() == want.to_dicts()  # a view of its own
+    got = missingness_tests(rows, cfg, view=view).to_dicts()
+    assert got == missingness_tests(rows, cfg, view=plain).to_dicts()
+    assert [r["method"].removesuffix("_asymptotic") for r in got] == [
+        "judge_permutation_within_item", "item_permutation_within_scenario"]
+    assert all(r["p_value"] is not None for r in got)
+    assert names.name_warnings(rows, None, view=view) == names.name_warnings(rows, None, view=plain)
+    got = flag_rates(rows, cfg, view=view)
+    assert sorted(set(got["subset"].to_list()), key=str) == [None, "some"]
+    assert got.to_dicts() == flag_rates(rows, cfg, view=plain).to_dicts() == flag_rates(rows, cfg).to_dicts()
+    cards = []
+    for v in (view, plain):
+        jb = reduce.JointBootstrap.for_rows(rows, dataclasses.replace(cfg, resamples=300))
+        cards.append(scorecard(rows, cfg, jb, view=v).to_dicts())
+    assert len(cards[0]) > 0 and cards[0] == cards[1]
+    assert any(c["subset"] == "some" for c in cards[0]) and all(c["boot_low"] is not None for c in cards[0]
+                                                               if c["valid_n"] > 50)
+
+
+def test_name_counts_from_codes_count_the_rows() -> None:
+    rows = pl.DataFrame({
+        "bucket": ["valid", "valid", "partial", "malformed", "duplicate", "valid"],
+        "scenario": ["s1", "s1 ", "s1", "s1 ", "s1 ", "caf\u00e9"],
+        "variant": ["v", "v", "v", "v", "v", "v"], "trial": ["1", "1", "2", "1", "1", "1"],
+        "judge": ["j", "j", "j", "j", "j", "j"],
+    })
+    cfg = load_config()
+    rows = rows.with_columns(pl.lit(False).alias(f"{cfg.headline}__from_string"),
+                             *[pl.lit("valid").alias(f"{n}__status") for n in cfg.score_names])
+    view = reduce_codes.KeyedCodes(rows, cfg)
+    assert view.usable
+    got = names.lookalike_names(rows, view)
+    # keyed rows: every bucket but malformed; "s1" twice, "s1 " twice (valid + duplicate)
+    assert [(w["field"], [(v["text"], v["rows"]) for v in w["variants"]]) for w in got] == [
+        ("scenario", [("s1", 2), ("s1 ", 2)])]
+    assert got == names.lookalike_names(rows)
+
+
+@pytest.mark.parametrize("sizes", [(3, 5, 7), (4000, 3000, 2)])  # dense table; sparse: np.unique
+def test_group_ids_equal_np_unique_of_the_code_rows(sizes: tuple[int, ...]) -> None:
+    rng = np.random.default_rng(3)
+    codes = [rng.integers(0, s, 500).astype(np.int32) for s in sizes]
+    keys, inv = reduce_codes.group_ids(*codes)
+    want_keys, want_inv = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
+    assert np.array_equal(keys, want_keys) and np.array_equal(inv, want_inv.reshape(-1))
+    assert keys.dtype == np.int64 and inv.dtype == np.int64
+
+
+def test_bootstrap_weights_into_uint8_are_the_float64_weights() -> None:
+    g = 37
+    want = stats.joint_bootstrap_weights(g, 0, 200, 11)
+    got = stats.joint_bootstrap_weights(g, 0, 200, 11, out=np.empty((200, g), dtype=np.uint8))
+    assert got.dtype == np.uint8 and np.array_equal(got, want)
+    assert np.array_equal(stats.joint_bootstrap_weights(g, 70, 130, 11, out=np.empty((60, g), np.uint8)),
+                          want[70:130])
+    assert np.all(want.sum(axis=1) == g)
+    with pytest.raises(ValueError, match="shape"):
+        stats.joint_bootstrap_weights(g, 0, 10, 11, out=np.empty((9, g), np.uint8))
+
+
+def test_draws_with_shared_count_columns_equal_the_float64_reference() -> None:
+    """Integer columns whose counts are equal share one count column in the product; the
+    draws are those of stats.joint_bootstrap_means (float64, every column), bit for bit."""
+    rng = np.random.default_rng(8)
+    g = 40
+    cfg = dataclasses.replace(load_config(), resamples=150)
+    jb = reduce.JointBootstrap.for_scenarios([f"s{i:02d}" for i in range(g)], cfg)
+    n = rng.integers(0, 4, size=g).astype(float)
+    n2 = rng.integers(0, 3, size=g).astype(float)
+    cols_n = [n, n, n2, n, n2]
+    sums = [cn * rng.integers(1, 11, size=g) for cn in cols_n]
+    ids = []
+    for cn, s in zip(cols_n, sums, strict=True):
+        codes = np.flatnonzero(cn > 0)
+        ids.append(jb.add_sums(codes, cn[codes], s[codes]))
+    assert len(set(ids)) == 5
+    assert jb._distinct_counts(ids) == [0, 0, 1, 0, 1]
+    got = jb.draws(ids)
+    want = stats.joint_bootstrap_means(np.stack(sums, axis=1), np.stack(cols_n, axis=1), 150, jb.seed)
+    assert np.array_equal(got, want, equal_nan=True)
