@@ -33,20 +33,15 @@ def _keyed(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
 def _raw_counts(keyed: pl.DataFrame, by: list[str], cfg: Config) -> pl.DataFrame:
     """Per ``by`` (sorted by it): the counts that add up over cells (all but the derived
     ``judgments`` and ``missing``), from keyed rows (:func:`_keyed`)."""
-    hl = cfg.headline
-    not_dup = ~pl.col("bucket").is_in(["duplicate", "missing_planned"])
     is_conflict = pl.col("bucket") == "conflict"
     # every count but conflict_keys is the number of rows meeting a predicate
     preds = [
         (pl.col("bucket") != "missing_planned").alias("rows"),
         *[(pl.col("bucket") == b).alias(b) for b in CELL_BUCKETS],
-        ((pl.col(f"{hl}__status") == "sentinel") & not_dup).alias("sentinel"),
-        ((pl.col(f"{hl}__from_string")) & (pl.col("bucket") == "valid")).alias("from_string"),
-        *[(selection.no_score(n) & not_dup).alias(f"nulls__{n}") for n in cfg.score_names],
+        *selection.census_flags(cfg.headline, cfg.score_names),
     ]
     # A key judged twice with different content is one judgment with no usable score,
-    # not one per row (a run appended twice must not inflate the judgments).
-    conflict_keys = pl.concat_str(list(KEY_FIELDS), separator="\x1f").n_unique().alias("conflict_keys")
+    # not one per row (a run appended twice must not inflate the judgments): conflict_keys.
     if not all(keyed.schema[b] == pl.String for b in by):
         aggs = [*[e.sum() for e in preds],
                 pl.concat_str([pl.col(k).filter(is_conflict) for k in KEY_FIELDS], separator="\x1f")
@@ -59,15 +54,24 @@ def _raw_counts(keyed: pl.DataFrame, by: list[str], cfg: Config) -> pl.DataFrame
         keys, inv = reduce_codes.group_ids(*[c for c, _ in labels])
     else:
         keys, inv = np.zeros((1, 0), dtype=np.int64), np.zeros(keyed.height, dtype=np.int64)
-    g = keys.shape[0]
     flags = keyed.select([e.fill_null(False) for e in preds])
     cols = [pl.Series(b, lv, dtype=pl.String).gather(keys[:, j])
             for j, (b, (_, lv)) in enumerate(zip(by, labels, strict=True))]
-    cols += [pl.Series(name, np.bincount(inv[flags[name].to_numpy()], minlength=g)) for name in flags.columns]
-    ck = np.zeros(g, dtype=np.int64)
     conflict = np.flatnonzero((keyed["bucket"] == "conflict").to_numpy())
-    if conflict.size:
-        per = (keyed[conflict].select(KEY_FIELDS).with_columns(pl.Series("__g", inv[conflict]))
+    return _group_counts(cols, inv, keys.shape[0], [(c, flags[c].to_numpy()) for c in flags.columns],
+                         inv[conflict], keyed[conflict].select(KEY_FIELDS))
+
+
+def _group_counts(cols: list[pl.Series], inv: np.ndarray, g: int, masks: list[tuple[str, np.ndarray]],
+                  conflict_groups: np.ndarray, conflict_rows: pl.DataFrame) -> pl.DataFrame:
+    """The raw count table of ``g`` groups (``cols``: their key columns; ``inv``: each row's
+    group): one count column per named row mask, then ``conflict_keys``, the distinct keys of
+    the conflicting rows (``conflict_rows``, in group ``conflict_groups``) per group."""
+    cols = [*cols, *[pl.Series(name, np.bincount(inv[m], minlength=g)) for name, m in masks]]
+    ck = np.zeros(g, dtype=np.int64)
+    if conflict_groups.size:
+        conflict_keys = pl.concat_str(list(KEY_FIELDS), separator="\x1f").n_unique().alias("conflict_keys")
+        per = (conflict_rows.with_columns(pl.Series("__g", conflict_groups))
                .group_by("__g").agg(conflict_keys))
         ck[per["__g"].to_numpy()] = per["conflict_keys"].to_numpy()
     cols.append(pl.Series("conflict_keys", ck))
@@ -80,21 +84,11 @@ def _cell_counts(view: reduce_codes.KeyedCodes, cfg: Config) -> pl.DataFrame:
     def build() -> pl.DataFrame:
         by = ["judge", "variant"]
         keys, inv = view.groups(*by)
-        g = keys.shape[0]
         cols = [pl.Series(b, view.levels(b), dtype=pl.String).gather(keys[:, j]) for j, b in enumerate(by)]
         masks = [("rows", ~view.is_bucket(MISSING_PLANNED)), *[(b, view.is_bucket(b)) for b in CELL_BUCKETS],
-                 ("sentinel", view.flag("sentinel")), ("from_string", view.flag("from_string")),
-                 *[(f"nulls__{n}", view.flag("nulls", n)) for n in cfg.score_names]]
-        cols += [pl.Series(name, np.bincount(inv[m], minlength=g)) for name, m in masks]
-        ck = np.zeros(g, dtype=np.int64)
+                 *view.flags().items()]
         conflict = np.flatnonzero(view.is_bucket("conflict"))
-        if conflict.size:
-            conflict_keys = pl.concat_str(list(KEY_FIELDS), separator="\x1f").n_unique().alias("conflict_keys")
-            per = (view.conflict_keys().with_columns(pl.Series("__g", inv[conflict]))
-                   .group_by("__g").agg(conflict_keys))
-            ck[per["__g"].to_numpy()] = per["conflict_keys"].to_numpy()
-        cols.append(pl.Series("conflict_keys", ck))
-        return pl.DataFrame(cols)
+        return _group_counts(cols, inv, keys.shape[0], masks, inv[conflict], view.conflict_keys())
     return view.cached("census:cells", build)  # type: ignore[no-any-return]
 
 

@@ -135,22 +135,17 @@ class KeyedCodes:
             exprs.append((pl.col(c).cast(pl.Enum(present)).to_physical().cast(pl.Int32).fill_null(-1)
                           + len(lead)).alias(c))
         del uniq
-        not_dup = ~pl.col("bucket").is_in([vocab.Bucket.DUPLICATE.value, vocab.MISSING_PLANNED])
+        flags = selection.census_flags(hl, names)  # named sentinel, from_string, nulls__{field}
         exprs += [
             pl.col("bucket").replace_strict(list(_BUCKET_NAMES), list(range(len(_BUCKET_NAMES))),
                                             default=-1, return_dtype=pl.Int8).fill_null(-1).alias("__bucket"),
-            ((pl.col(f"{hl}__status") == vocab.FieldStatus.SENTINEL.value) & not_dup).fill_null(False)
-            .alias("__sentinel"),
-            (pl.col(f"{hl}__from_string") & (pl.col("bucket") == vocab.Bucket.VALID.value)).fill_null(False)
-            .alias("__from_string"),
-            *[(selection.no_score(n) & not_dup).fill_null(False).alias(f"__nulls{i}") for i, n in enumerate(names)],
+            *[e.fill_null(False).alias(f"__flag{i}") for i, e in enumerate(flags)],
         ]
         df = lf.select(exprs).collect()
         base = {"levels": levels, "height": df.height,
                 "codes": {c: df[c].to_numpy() for c in KEY_FIELDS},
                 "bucket": df["__bucket"].to_numpy(),
-                "sentinel": df["__sentinel"].to_numpy(), "from_string": df["__from_string"].to_numpy(),
-                "nulls": {n: df[f"__nulls{i}"].to_numpy() for i, n in enumerate(names)}}
+                "flags": {e.meta.output_name(): df[f"__flag{i}"].to_numpy() for i, e in enumerate(flags)}}
         del df
         self._parts["base"] = base
         return base
@@ -176,12 +171,11 @@ class KeyedCodes:
             out |= b == bucket_code(n)
         return out  # type: ignore[no-any-return]
 
-    def flag(self, name: str, field: str | None = None) -> np.ndarray:
-        """A census predicate per keyed row: ``sentinel`` (headline sentinel, not a repeat or
-        planned row), ``from_string`` (valid headline read from text), ``nulls`` (``field``
-        has no score, not a repeat or planned row)."""
-        base = self._base()
-        return base[name] if field is None else base[name][field]  # type: ignore[no-any-return]
+    def flags(self) -> dict[str, np.ndarray]:
+        """The census's per-row flags (:func:`workbench.selection.census_flags`, null as
+        False) per keyed row, by their count names: ``sentinel``, ``from_string``,
+        ``nulls__{field}``."""
+        return self._base()["flags"]  # type: ignore[no-any-return]
 
     def groups(self, *cols: str) -> tuple[np.ndarray, np.ndarray]:
         """:func:`group_ids` of key columns (cached): sorted combinations and each keyed row's group."""

@@ -10,7 +10,8 @@ pairwise comparisons a run computes.
 * :func:`keyed_once`: every judgment once: keyed rows without exact repeats;
 * :func:`in_cells` / :func:`cell_rows`: the rows that exist for a scorecard cell
   (:data:`CELL_ROW_EXCLUDE` left out);
-* :func:`no_score`: a field given no score (absent, null or a sentinel).
+* :func:`no_score`: a field given no score (absent, null or a sentinel);
+* :func:`census_flags`: the census's per-row flags (sentinel, from text, no score).
 
 **Pairs.** Which pairwise comparisons a run computes, so that many variants never mean hours.
 
@@ -30,6 +31,7 @@ would look like the whole family and bias the Holm adjustment. Per-variant judge
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
@@ -37,7 +39,7 @@ import polars as pl
 
 from .config import Config
 from .errors import ConfigError
-from .vocab import MISSING_PLANNED, NULL_STATUSES, Bucket
+from .vocab import MISSING_PLANNED, NULL_STATUSES, Bucket, FieldStatus
 
 #: Rows that exist for a cell: every keyed line except repeats counted once. Planned-but-absent
 #: judgments are added to a scorecard cell's ``rows`` (and counted in ``absent``) by
@@ -76,6 +78,19 @@ def cell_rows(rows: pl.DataFrame) -> pl.DataFrame:
 def no_score(field: str) -> pl.Expr:
     """``field`` was given no score: its status is absent, null or a sentinel."""
     return pl.col(f"{field}__status").is_in([s.value for s in NULL_STATUSES])
+
+
+def census_flags(headline: str, fields: Sequence[str]) -> list[pl.Expr]:
+    """The census's per-row flags, named as its count columns: ``sentinel`` (the headline is a
+    sentinel; repeats and planned rows not counted), ``from_string`` (a valid headline read from
+    text), ``nulls__{field}`` per field (no score; repeats and planned rows not counted). Null
+    (a missing status) is not counted either way: callers sum them or fill null with False."""
+    not_dup = ~pl.col("bucket").is_in([Bucket.DUPLICATE.value, MISSING_PLANNED])
+    return [
+        ((pl.col(f"{headline}__status") == FieldStatus.SENTINEL.value) & not_dup).alias("sentinel"),
+        (pl.col(f"{headline}__from_string") & (pl.col("bucket") == Bucket.VALID.value)).alias("from_string"),
+        *[(no_score(n) & not_dup).alias(f"nulls__{n}") for n in fields],
+    ]
 
 
 def _variants(rows: pl.DataFrame) -> list[str]:
