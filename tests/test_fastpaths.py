@@ -155,6 +155,40 @@ def test_contrast_variance_components_is_the_reference(case):
     assert stats.contrast_variance_components(*args) == _reference_variance_components(*args)
 
 
+@pytest.mark.parametrize("case", range(8))
+def test_variance_components_per_side_are_the_stacked_reference(case):
+    """side_variance_components of each side, combined, give the reference loop's numbers
+    (and contrast_variance_components') bit for bit, with shared integer codes: scenarios
+    one side lacks or has with one trial, rows in shuffled order, non-dyadic values."""
+    rng = np.random.default_rng(700 + case)
+    n_trials = 20
+    sides: dict[bool, list[list[float]]] = {True: [[], [], []], False: [[], [], []]}
+    for g in range(int(rng.choice([1, 2, 5, 300]))):
+        for variant in (0, 1):
+            if rng.random() < 0.1:
+                continue  # a scenario this side has no values in
+            for trial in range(int(rng.choice([1, 2, 3, 4, 9, 17]))):
+                for _judge in range(int(rng.integers(1, 4))):
+                    if rng.random() < 0.15:
+                        continue
+                    x = float(rng.integers(1, 11)) if case % 2 else float(rng.normal(5, 2)) / 3.0
+                    col = sides[variant == 0]
+                    col[0].append(x)
+                    col[1].append(g)
+                    col[2].append((g * 2 + variant) * n_trials + trial)  # monotone in (scenario, variant, trial)
+    parts, stacked = {}, []
+    for is_a, (vals, scen, unit) in sides.items():
+        order = rng.permutation(len(vals))
+        v = np.array(vals, dtype=float)[order]
+        s, u = (np.array(c, dtype=np.int64).reshape(-1)[order] for c in (scen, unit))
+        parts[is_a] = stats.side_variance_components(v, s, u)
+        stacked.append((v, s, u, np.full(v.size, is_a)))
+    args = [np.concatenate([p[i] for p in stacked]) for i in range(4)]
+    want = _reference_variance_components(args[0], args[1], args[3], args[2])
+    assert stats.combine_variance_components(parts[True], parts[False]) == want
+    assert stats.contrast_variance_components(args[0], args[1], args[3], args[2]) == want
+
+
 def test_codes_of_text_labels_are_numpys_object_codes():
     rng = np.random.default_rng(9)
     words = ["b", "a", "é", "e\u0301", "Z", " z", "10", "9", "s\x1fv", "\U0001f600", "ab" * 30]

@@ -181,6 +181,23 @@ def test_repetition_equals_the_reference(data: dict[str, Any]) -> None:
     _same(got, ref.repetition_consistency(rows, cfg), "repetition")
 
 
+def test_contrast_missingness_tests_equal_the_units_of_the_two_variants(data: dict[str, Any]) -> None:
+    """The confounding test of each variant pair (items of every variant found once, then
+    selected per pair) is the design test on the judgment units of those two variants alone,
+    built again from the rows; a variant the units lack selects nothing of it."""
+    from workbench import census as census_mod
+
+    cfg, rows = data["cfg"], data["rows"]
+    units = census_mod.judgment_units(rows, cfg)
+    items = paired._PairItems(census_mod.VariantItems(units))
+    variants = ["A", "B", "C", "D", "absent"]
+    for i, a in enumerate(variants):
+        for b in variants[i + 1:]:
+            seed = stats.derive_seed(cfg.seed, "contrast_confounding", a, b)
+            want = census_mod.design_missingness_test(units.filter(pl.col("variant").is_in([a, b])), "variant", seed)
+            _same(items.test(seed, [a, b]), want, f"{a}-{b}")
+
+
 def test_integer_cluster_codes_are_np_unique_codes() -> None:
     """The statistics code integer labels in O(n); the codes are np.unique's."""
     rng = np.random.default_rng(3)

@@ -119,6 +119,7 @@ class _Scope:
         self._units: dict[bool, tuple[np.ndarray, ...]] = {}
         self._by_judge: np.ndarray | None = None
         self._columns: dict[tuple[int, str], int] = {}
+        self._components: dict[str, stats.SideComponents] = {}
 
     def column(self, boot: JointBootstrap, variant: str) -> int:
         """The bootstrap column of a variant's values (registered once per bootstrap: every
@@ -128,6 +129,15 @@ class _Scope:
             sp = self.span(variant)
             self._columns[key] = boot.add_coded(self.coded.joint_codes(boot, self.sc[sp]), self.x[sp])
         return self._columns[key]
+
+    def components(self, variant: str) -> stats.SideComponents:
+        """:func:`workbench.stats.side_variance_components` of a variant's values, with trial
+        units (scenario, variant, trial) coded in the order of their names; once per variant."""
+        if variant not in self._components:
+            sp, size = self.span(variant), self.coded.size
+            trial_unit = (self.sc[sp] * size["variant"] + self.vr[sp]) * size["trial"] + self.tr[sp]
+            self._components[variant] = stats.side_variance_components(self.x[sp], self.sc[sp], trial_unit)
+        return self._components[variant]
 
     def span(self, variant: str) -> slice:
         code = self.coded.code("variant", variant)
@@ -303,7 +313,9 @@ def judge_offsets(rows: pl.DataFrame, cfg: Config,
     clustering (listed in ``ignores_clustering``) and are never headlined.
     ``only_a``/``only_b``: items only that judge scored validly.
     """
-    judges = sorted(cell_rows(rows)["judge"].unique().drop_nulls().to_list())
+    # only the judge column of the cell rows (a filter of the rows would copy every column)
+    judges = sorted(rows.lazy().filter(selection.in_cells()).select(pl.col("judge").unique().drop_nulls())
+                    .collect().to_series().to_list())
     judge_pairs = list(itertools.combinations(judges, 2))
     variants, _ = selection.offset_variants(rows, cfg, len(judge_pairs))
     rows = _narrow(rows, cfg, cfg.headline)
@@ -460,14 +472,9 @@ def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset:
                              design_effect=max(power["deff"] or 1.0, 1.0), paired=power["paired"])
               if power["sd"] is not None else None)
     if xa.size and xb.size:
-        vr = np.concatenate([scope.vr[spa], scope.vr[spb]])
-        tr = np.concatenate([scope.tr[spa], scope.tr[spb]])
-        sc = np.concatenate([ca, cb])
-        # trial units (scenario, variant, trial): codes in the order of their names
-        size = coded.size
-        trial_unit = (sc * size["variant"] + vr) * size["trial"] + tr
-        bv, wv, g_plan, t0 = stats.contrast_variance_components(
-            np.concatenate([xa, xb]), sc, vr == coded.code("variant", a), trial_unit)
+        # each side's variance components once per scope (every contrast of a variant
+        # shares them): the numbers of stats.contrast_variance_components on both sides
+        bv, wv, g_plan, t0 = stats.combine_variance_components(scope.components(a), scope.components(b))
     else:
         bv, wv, g_plan, t0 = None, None, 0, 0.0
     plan = stats.cluster_power_plan(bv, wv, g_plan, t0, cfg.target_effect, cfg.alpha, cfg.power)
@@ -572,6 +579,38 @@ def contrast_call(c: dict[str, Any], alpha: float, target: float | None) -> dict
     }
 
 
+class _PairItems:
+    """:meth:`workbench.census.VariantItems.test` on the items of a few variants, from each
+    variant's item positions found once: the same items in the same order (the union of the
+    variants' positions, ascending, is the mask ``test`` builds), so the same test, without a
+    pass over every item per contrast. Items labelled by anything but the census's integer
+    codes go through ``test`` itself."""
+
+    def __init__(self, items: Any) -> None:
+        self.items = items
+        self._code: dict[Any, int] | None = getattr(items, "_code", None)
+        self._pos: dict[int, np.ndarray] = {}
+        if self._code is not None:
+            labels = np.ascontiguousarray(items.labels)
+            order = np.argsort(labels, kind="stable")  # each label's positions, ascending
+            bounds = np.flatnonzero(np.r_[True, labels[order][1:] != labels[order][:-1], True])
+            for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+                self._pos[int(labels[order[lo]])] = order[lo:hi]
+            self.m, self.n = np.ascontiguousarray(items.m), np.ascontiguousarray(items.n)
+            self.labels, self.blocks = labels, np.ascontiguousarray(items.blocks)
+
+    def test(self, seed: int, variants: list[Any]) -> stats.TestResult:
+        if self._code is None:
+            return self.items.test(seed, variants)  # type: ignore[no-any-return]
+        from . import census as census_mod
+
+        codes = sorted({self._code[v] for v in variants if v in self._code})
+        parts = [self._pos[c] for c in codes if c in self._pos]
+        idx = np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.intp)
+        return stats.block_permutation_test(self.m[idx], self.n[idx], self.labels[idx], self.blocks[idx],
+                                            census_mod.PERMUTATIONS, seed)
+
+
 def contrast_confounding(contrasts: pl.DataFrame, census: pl.DataFrame, margins: pl.DataFrame,
                          cfg: Config, rows: pl.DataFrame | None = None) -> pl.DataFrame:
     """The contrasts table with, for each all-scenario contrast, whether its sides may not be
@@ -604,7 +643,7 @@ def contrast_confounding(contrasts: pl.DataFrame, census: pl.DataFrame, margins:
     from . import census as census_mod
 
     # the items of the variant test built once; each contrast's test selects its two variants
-    items = census_mod.VariantItems(census_mod.judgment_units(rows, cfg)) if rows is not None else None
+    items = _PairItems(census_mod.VariantItems(census_mod.judgment_units(rows, cfg))) if rows is not None else None
     added = []
     for a, b, subset, judge in contrasts.select("a", "b", "subset", "judge").iter_rows():
         c: dict[str, Any] = dict.fromkeys(keys)

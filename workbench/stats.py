@@ -2127,7 +2127,7 @@ def power_t(effect: float, se: float, df: float, alpha: float = 0.05) -> float:
     """
     if se <= 0:
         return 1.0 if effect != 0 else alpha
-    crit = float(_sps.t.ppf(1.0 - alpha / 2.0, df))
+    crit = _t_ppf(1.0 - alpha / 2.0, df)  # float(t.ppf), remembered (the same number)
     nc = abs(effect) / se
     return float(_sps.nct.sf(crit, df, nc) + _sps.nct.cdf(-crit, df, nc))
 
@@ -2165,10 +2165,13 @@ def cluster_power_plan(
             or clusters < 2 or trials <= 0):
         return out
     bv, wv = max(0.0, float(between_var)), max(0.0, float(within_var))
+    seen: dict[tuple[int, float], float] = {}  # the searches ask some (G, T) twice
 
     def pw(g: int, t: float) -> float:
-        v = bv + (wv * trials / t if math.isfinite(t) else 0.0)
-        return power_t(effect, math.sqrt(v / g), g - 1, alpha)
+        if (g, t) not in seen:
+            v = bv + (wv * trials / t if math.isfinite(t) else 0.0)
+            seen[(g, t)] = power_t(effect, math.sqrt(v / g), g - 1, alpha)
+        return seen[(g, t)]
 
     out["power_now"] = pw(clusters, trials)
     lo, hi = 2, 2
@@ -2278,6 +2281,74 @@ def contrast_variance_components(
     w = varis[ia] / na[keep] + varis[ib] / nb[keep]
     trials = (na[keep] + nb[keep]) / 2.0
     g_n = int(keep.size)
+    t0 = float(np.mean(trials)) if g_n else 0.0
+    if g_n < 2:
+        return None, None, g_n, t0
+    within = float(np.mean(w))
+    between = max(0.0, float(np.var(d, ddof=1)) - within)
+    return between, within, g_n, t0
+
+
+@dataclass(frozen=True)
+class SideComponents:
+    """One side's part of :func:`contrast_variance_components` (:func:`side_variance_components`):
+    per scenario with at least 2 trial units, ascending by code, the number of trial units,
+    their mean and variance (ddof 1)."""
+
+    scenarios: NDArray[np.int64]
+    trials: NDArray[np.intp]
+    means: NDArray[np.float64]
+    variances: NDArray[np.float64]
+
+
+def side_variance_components(values: ArrayLike, scenario: ArrayLike, trial_unit: ArrayLike) -> SideComponents:
+    """One side of :func:`contrast_variance_components`, computed once for every contrast of
+    that side (:func:`combine_variance_components` pairs two of them).
+
+    ``scenario`` and ``trial_unit``: non-negative integer codes shared by both sides, monotone
+    in the labels' order (a trial unit in one scenario, trial-unit codes ordered by scenario
+    first). The numbers are those of :func:`contrast_variance_components` on the two sides
+    stacked, bit for bit: a trial unit's mean sums its rows in row order, a scenario's trial
+    means are in trial-unit order, and each scenario's mean and variance is numpy's reduction
+    of that group alone, whichever other groups share its batch.
+    """
+    x = _values(values)
+    sc = np.asarray(scenario, dtype=np.int64)
+    tu = np.asarray(trial_unit, dtype=np.int64)
+    if sc.shape != x.shape or tu.shape != x.shape:
+        raise ValueError("values, scenario and trial_unit must have the same length")
+    if x.size == 0:
+        return SideComponents(np.zeros(0, np.int64), np.zeros(0, np.intp), np.zeros(0), np.zeros(0))
+    units, inv = np.unique(tu, return_inverse=True)  # trial units in code order
+    inv = inv.reshape(-1)
+    nt = int(units.size)
+    m_u = np.bincount(inv, weights=x, minlength=nt) / np.bincount(inv, minlength=nt)
+    sc_u = np.zeros(nt, dtype=np.int64)
+    sc_u[inv] = sc
+    # units sorted by code are sorted by scenario: each scenario's trial means are a run
+    starts = np.flatnonzero(np.r_[True, sc_u[1:] != sc_u[:-1]])
+    size = np.diff(np.r_[starts, nt])
+    keep = np.flatnonzero(size >= 2)
+    means = np.zeros(keep.size)
+    varis = np.zeros(keep.size)
+    for n in np.unique(size[keep]):
+        sel = keep[size[keep] == n]
+        rows = m_u[starts[sel][:, None] + np.arange(n)[None, :]]
+        at = np.searchsorted(keep, sel)
+        means[at] = rows.mean(axis=1)
+        varis[at] = rows.var(axis=1, ddof=1)
+    return SideComponents(sc_u[starts[keep]], size[keep].astype(np.intp), means, varis)
+
+
+def combine_variance_components(a: SideComponents, b: SideComponents) -> tuple[float | None, float | None, int, float]:
+    """:func:`contrast_variance_components` of a - b from the two sides' parts (the same
+    numbers: see :func:`side_variance_components`)."""
+    _, ia, ib = np.intersect1d(a.scenarios, b.scenarios, assume_unique=True, return_indices=True)
+    na, nb = a.trials[ia], b.trials[ib]
+    d = a.means[ia] - b.means[ib]
+    w = a.variances[ia] / na + b.variances[ib] / nb
+    trials = (na + nb) / 2.0
+    g_n = int(ia.size)
     t0 = float(np.mean(trials)) if g_n else 0.0
     if g_n < 2:
         return None, None, g_n, t0
