@@ -198,6 +198,32 @@ def test_contrast_missingness_tests_equal_the_units_of_the_two_variants(data: di
             _same(items.test(seed, [a, b]), want, f"{a}-{b}")
 
 
+def test_string_codes_are_np_unique_codes() -> None:
+    """The paired tables' key codes (one Enum cast) are np.unique's codes of the names and
+    its sorted labels, with names whose code point order is not their numeric or case order."""
+    rng = np.random.default_rng(4)
+    words = np.array(["s10", "s2", "S-upper", "é-accent", "e\u0301", "s1-1", " z", "\U0001f600", "s\x1fv", "10", "9"],
+                     dtype=object)
+    for n in (1, 7, 5000):
+        lab = words[rng.integers(0, words.size, n)]
+        codes, names = paired._string_codes(pl.Series(lab.tolist(), dtype=pl.String))
+        uniq, inv = np.unique(lab, return_inverse=True)
+        assert names == uniq.tolist() and codes.dtype == np.int64 and codes.tolist() == inv.reshape(-1).tolist()
+
+
+def test_one_key_sort_is_numpys_lexsort() -> None:
+    """The scopes' row order (a stable sort of one mixed-radix key, values sorted within runs
+    of equal keys) is np.lexsort's permutation of the keys and values, ties included."""
+    rng = np.random.default_rng(8)
+    for n, width in ((0, 3), (1, 3), (2, 1), (50, 4), (5000, 40), (5000, 10**9)):
+        key = rng.integers(0, width, n)
+        x = rng.integers(0, 4, n).astype(float) / 10
+        assert paired._lexsort(x, [key]).tolist() == np.lexsort((x, key)).tolist(), (n, width)
+    a, b = rng.integers(0, 5, 300), rng.integers(0, 5, 300)  # several keys: lexsort itself
+    x = rng.random(300)
+    assert paired._lexsort(x, [a, b]).tolist() == np.lexsort((x, a, b)).tolist()
+
+
 def test_integer_cluster_codes_are_np_unique_codes() -> None:
     """The statistics code integer labels in O(n); the codes are np.unique's."""
     rng = np.random.default_rng(3)

@@ -24,7 +24,6 @@ import polars as pl
 from . import schemas, selection, stats
 from .config import Config
 from .reduce import JointBootstrap
-from .reduce_codes import label_codes
 from .scorecard import cell_rows, subset_filter
 
 ITEM = ["scenario", "variant", "trial"]
@@ -47,6 +46,14 @@ def _narrow(rows: pl.DataFrame, cfg: Config, field: str) -> pl.DataFrame:
 
 KEYS = ("scenario", "variant", "trial", "judge")
 _CODE = {"scenario": "_s", "variant": "_v", "trial": "_t", "judge": "_j"}
+
+
+def _string_codes(col: pl.Series) -> tuple[np.ndarray, list[str]]:
+    """:func:`workbench.reduce_codes.label_codes` of a text column without nulls (codes
+    int64, labels sorted by code point), in one cast: with no null, the positions among the
+    sorted labels are the Enum's own physical codes."""
+    labels = sorted(col.unique().to_list())
+    return col.cast(pl.Enum(labels)).to_physical().to_numpy().astype(np.int64), labels
 
 
 class _Coded:
@@ -72,7 +79,7 @@ class _Coded:
             col = base[k].cast(pl.String)
             if col.null_count():  # ingest makes a line without a key malformed: never a cell row
                 raise ValueError(f"a cell row has no {k}")
-            key_codes, self.names[k] = label_codes(col)
+            key_codes, self.names[k] = _string_codes(col)
             codes.append(pl.Series(_CODE[k], key_codes, dtype=pl.Int64))
         # the key columns as codes only (their text is kept when a subset reads it)
         self.frame = base.select([c for c in keep if c not in KEYS or c in subset_fields]).with_columns(codes)
@@ -91,6 +98,39 @@ class _Coded:
         if self._joint is None or self._joint[0] != id(boot):
             self._joint = (id(boot), boot.codes_of(np.array(self.names["scenario"], dtype=object)))
         return self._joint[1][scenario_codes]
+
+
+def _radix(coded: _Coded, cols: list[tuple[str, np.ndarray]]) -> list[np.ndarray]:
+    """Sort keys for ``np.lexsort`` (least significant first) equal in order to the code
+    columns ``cols`` (most significant first): one int64 mixed-radix key of them when it fits,
+    else the columns themselves."""
+    widths = [coded.size[k] for k, _ in cols]
+    if float(np.prod([float(w) for w in widths])) >= 2.0**62:
+        return [c for _, c in reversed(cols)]
+    key = np.zeros(cols[0][1].size, dtype=np.int64)
+    for (_, c), w in zip(cols, widths, strict=True):
+        key *= w
+        key += c
+    return [key]
+
+
+def _lexsort(x: np.ndarray, keys: list[np.ndarray]) -> np.ndarray:
+    """``np.lexsort((x, *keys))``: by ``keys`` (the last most significant), then ``x``, ties
+    in position order. With one key, a stable sort of it, and ``x`` sorted only within the
+    runs of equal keys (a judgment with several valid rows: few or none)."""
+    if len(keys) != 1 or x.size < 2:
+        return np.lexsort((x, *keys))
+    key = keys[0]
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    tie = ks[1:] == ks[:-1]
+    if tie.any():
+        run = np.zeros(ks.size, dtype=bool)  # rows in a run of equal keys (contiguous)
+        run[1:] |= tie
+        run[:-1] |= tie
+        sub = order[run]  # by key, then position
+        order[run] = sub[np.lexsort((x[sub], ks[run]))]
+    return order
 
 
 class _Scope:
@@ -114,10 +154,13 @@ class _Scope:
         f = self.frame
         sc, vr, tr, jd = (f[c].to_numpy() for c in ("_s", "_v", "_t", "_j"))
         x = f["x"].to_numpy().astype(np.float64)
-        order = np.lexsort((x, jd, tr, sc, vr))
+        # the sort by (variant, scenario, trial, judge, value): one mixed-radix key of the
+        # four codes orders as they do, so a two-key stable sort gives the same permutation
+        order = _lexsort(x, _radix(coded, [("variant", vr), ("scenario", sc), ("trial", tr), ("judge", jd)]))
         self.sc, self.vr, self.tr, self.jd, self.x = sc[order], vr[order], tr[order], jd[order], x[order]
         self._units: dict[bool, tuple[np.ndarray, ...]] = {}
         self._by_judge: np.ndarray | None = None
+        self._judges_sorted: np.ndarray | None = None
         self._columns: dict[tuple[int, str], int] = {}
         self._components: dict[str, stats.SideComponents] = {}
 
@@ -151,19 +194,47 @@ class _Scope:
         are polars group means of the rows in input order (the plain version's sums)."""
         if trials_matched not in self._units:
             by = ["_v", "_s", "_t", "_j"] if trials_matched else ["_v", "_s", "_j"]
-            u = self.frame.group_by(by).agg(pl.col("x").mean().alias("m")).sort(by)
-            v, s, j = u["_v"].to_numpy(), u["_s"].to_numpy(), u["_j"].to_numpy()
             size = self.coded.size
-            key = s * size["trial"] + u["_t"].to_numpy() if trials_matched else s
-            key = key * size["judge"] + j
-            self._units[trials_matched] = (v, s, key, u["m"].to_numpy())
+            widths = [size[k] for k in (("variant", "scenario", "trial", "judge") if trials_matched
+                                        else ("variant", "scenario", "judge"))]
+            if float(np.prod([float(w) for w in widths])) < 2.0**62:
+                # one int64 key (mixed radix of the codes, in their order): the same groups,
+                # each the mean of its rows in row order, sorted by a numpy sort of the keys
+                k = pl.lit(0, dtype=pl.Int64)
+                for c, w in zip(by, widths, strict=True):
+                    k = k * w + pl.col(c).cast(pl.Int64)
+                g = self.frame.group_by(k.alias("k")).agg(pl.col("x").mean().alias("m"))
+                kk = g["k"].to_numpy()
+                order = np.argsort(kk, kind="stable")
+                kk, m = kk[order], g["m"].to_numpy()[order]
+                digits, rest = [], kk
+                for w in reversed(widths):  # the codes back, least significant first
+                    rest, d = np.divmod(rest, w)
+                    digits.append(d)
+                codes = digits[::-1]  # by's columns
+                v, s, j = codes[0], codes[1], codes[-1]
+                key = (s * size["trial"] + codes[2] if trials_matched else s) * size["judge"] + j
+                self._units[trials_matched] = (v, s, key, m)
+            else:
+                u = self.frame.group_by(by).agg(pl.col("x").mean().alias("m")).sort(by)
+                v, s, j = u["_v"].to_numpy(), u["_s"].to_numpy(), u["_j"].to_numpy()
+                key = s * size["trial"] + u["_t"].to_numpy() if trials_matched else s
+                key = key * size["judge"] + j
+                self._units[trials_matched] = (v, s, key, u["m"].to_numpy())
         return self._units[trials_matched]
 
     def by_judge(self) -> np.ndarray:
         """Row order by judge, then scenario, variant, trial, value (positions in ``sc``...)."""
         if self._by_judge is None:
-            self._by_judge = np.lexsort((self.x, self.tr, self.vr, self.sc, self.jd))
+            self._by_judge = _lexsort(self.x, _radix(self.coded, [
+                ("judge", self.jd), ("scenario", self.sc), ("variant", self.vr), ("trial", self.tr)]))
         return self._by_judge
+
+    def judges_sorted(self) -> np.ndarray:
+        """The judge codes in :meth:`by_judge` order (ascending)."""
+        if self._judges_sorted is None:
+            self._judges_sorted = self.jd[self.by_judge()]
+        return self._judges_sorted
 
     def item_codes(self, idx: np.ndarray) -> np.ndarray:
         """Item (scenario, variant, trial) codes of rows ``idx``, monotone in that order."""
@@ -220,14 +291,18 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
 def _judge_rows(scope: _Scope, judge: str, variant: str | None) -> np.ndarray:
     """Positions (in ``scope``'s arrays) of the judge's valid rows, by item then value."""
     coded = scope.coded
-    order = scope.by_judge()
     jc = coded.code("judge", judge)
     vc = coded.code("variant", variant) if variant is not None else None
     if jc is None or (variant is not None and vc is None):
-        return order[:0]
-    jd = scope.jd[order]
-    idx = order[int(np.searchsorted(jd, jc, "left")):int(np.searchsorted(jd, jc, "right"))]
-    return idx if vc is None else idx[scope.vr[idx] == vc]
+        return np.zeros(0, dtype=np.intp)
+    order = scope.by_judge()
+    if vc is not None:
+        # the variant's rows are a slice of the canonical order (by scenario, trial, judge,
+        # value within it): the judge's are by item then value, as in the judge order
+        sp = scope.span(variant)  # type: ignore[arg-type]
+        return np.flatnonzero(scope.jd[sp] == jc) + sp.start  # type: ignore[no-any-return]
+    jd = scope.judges_sorted()
+    return order[int(np.searchsorted(jd, jc, "left")):int(np.searchsorted(jd, jc, "right"))]
 
 
 def _distinct_sorted(k: np.ndarray) -> np.ndarray:
