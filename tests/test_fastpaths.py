@@ -8,6 +8,8 @@ sizes, small (pairwise-ranked) and large (sorted) blocks, several labels, ties.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -223,3 +225,27 @@ def test_block_permutation_fast_path_large_blocks_among_small():
     lab = rng.integers(0, 3, blk.size)
     got = stats.block_permutation_test(m, t, lab, blk, 777, 8)
     assert (got.statistic, got.p_value) == _reference_block_permutation(m, t, lab, blk, 777, 8)
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_spearman_from_ranks_is_scipys_spearmanr(case):
+    """spearman_ranked (ranks computed once by the caller) gives scipy.stats.spearmanr's
+    statistic bit for bit: ties, tiny and large n, constant and NaN input."""
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(900 + case)
+    for n in (2, 3, 10, 1000, 20000):
+        a = rng.integers(0, 5, n) / 3 if case % 2 else rng.normal(size=n)
+        b = a * 0.3 + rng.normal(size=n) if case % 3 else rng.integers(0, 3, n) / 7
+        got = stats.spearman_ranked(a, b, sps.rankdata(a), sps.rankdata(b))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sps.ConstantInputWarning)  # constant input: nan
+            want = sps.spearmanr(a, b).statistic
+        assert (got is None and not np.isfinite(want)) or got == float(want), (case, n)
+    const = np.ones(5)
+    assert stats.spearman_ranked(const, np.arange(5.0), sps.rankdata(const), sps.rankdata(np.arange(5.0))) is None
+    nan = np.array([1.0, np.nan, 3.0, 2.0])
+    for fn in (lambda: stats.spearman(nan, np.arange(4.0)),
+               lambda: stats.spearman_ranked(nan, np.arange(4.0), sps.rankdata(nan), np.arange(1.0, 5.0))):
+        with pytest.raises(ValueError, match="NaN"):
+            fn()

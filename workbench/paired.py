@@ -161,6 +161,7 @@ class _Scope:
         self._units: dict[bool, tuple[np.ndarray, ...]] = {}
         self._by_judge: np.ndarray | None = None
         self._judges_sorted: np.ndarray | None = None
+        self._ranks: dict[tuple[str, bool], np.ndarray] = {}
         self._columns: dict[tuple[int, str], int] = {}
         self._components: dict[str, stats.SideComponents] = {}
 
@@ -222,6 +223,19 @@ class _Scope:
                 key = key * size["judge"] + j
                 self._units[trials_matched] = (v, s, key, u["m"].to_numpy())
         return self._units[trials_matched]
+
+    def unit_ranks(self, variant: str, trials_matched: bool) -> np.ndarray:
+        """``scipy.stats.rankdata`` of a variant's unit means (:meth:`units`, key order), once."""
+        key = (variant, trials_matched)
+        if key not in self._ranks:
+            from scipy import stats as _sps
+
+            v, _, _, mean = self.units(trials_matched)
+            code = self.coded.code("variant", variant)
+            lo, hi = ((int(np.searchsorted(v, code, "left")), int(np.searchsorted(v, code, "right")))
+                      if code is not None else (0, 0))
+            self._ranks[key] = _sps.rankdata(mean[lo:hi])
+        return self._ranks[key]
 
     def by_judge(self) -> np.ndarray:
         """Row order by judge, then scenario, variant, trial, value (positions in ``sc``...)."""
@@ -466,8 +480,27 @@ def _matched(scope: _Scope, a: str, b: str, trials_matched: bool) -> tuple[pl.Da
     return m, "scenario_mean", int(ga.size), int(gb.size)
 
 
+def _matched_ranks(scope: _Scope, a: str, b: str, m: pl.DataFrame, unit: str, units_a: int,
+                   units_b: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Average ranks of the matched unit means of each side: a side whose every unit has a
+    partner has the same matched means in every contrast (all its unit means, in key order),
+    ranked once per scope; else ranked here. None below 3 matched units (no rho)."""
+    if m.height < 3:
+        return None
+    from scipy import stats as _sps
+
+    out = []
+    for name, col, units in ((a, "a", units_a), (b, "b", units_b)):
+        if unit != "scenario_mean" and m.height == units:
+            out.append(scope.unit_ranks(name, unit == "row"))
+        else:
+            out.append(_sps.rankdata(m[col].to_numpy()))
+    return out[0], out[1]
+
+
 def _power_inputs(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray,
-                  m: pl.DataFrame, unit: str) -> dict[str, Any]:
+                  m: pl.DataFrame, unit: str,
+                  ranks: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
     """What the sample-size formula needs: sd, pairing correlation, design effect.
 
     ``sd`` is the pooled within-variant SD of the valid values, sqrt((SS_a + SS_b) /
@@ -487,7 +520,9 @@ def _power_inputs(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray
         out["sd"] = math.sqrt(ss / (xa.size + xb.size - 2))
     ma, mb = m["a"].to_numpy(), m["b"].to_numpy()
     if m.height >= 3:
-        out["rho_spearman"] = stats.spearman(ma, mb)
+        # ranks: the matched means' average ranks, when the caller has them (the same rho)
+        out["rho_spearman"] = (stats.spearman(ma, mb) if ranks is None
+                               else stats.spearman_ranked(ma, mb, *ranks))
         if np.std(ma) > 0 and np.std(mb) > 0:
             out["rho_pearson"] = float(np.corrcoef(ma, mb)[0, 1])
     if unit != "scenario_mean" and out["rho_pearson"] is not None and out["rho_pearson"] > 0:
@@ -542,7 +577,7 @@ def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset:
     m_sc, m_diff = m["scenario"].to_numpy(), m["diff"].to_numpy()
     ps = stats.paired_summary(m_diff, m_sc, cfg.confidence, bootstrap=False)
     loo_min, loo_max = stats.leave_one_cluster_out_diff(xa, ca, xb, cb) if xa.size and xb.size else (None, None)
-    power = _power_inputs(xa, ca, xb, cb, m, unit)
+    power = _power_inputs(xa, ca, xb, cb, m, unit, _matched_ranks(scope, a, b, m, unit, units_a, units_b))
     n_need = (stats.n_needed(power["sd"], cfg.target_effect, cfg.alpha, cfg.power, rho=power["rho"],
                              design_effect=max(power["deff"] or 1.0, 1.0), paired=power["paired"])
               if power["sd"] is not None else None)

@@ -1256,6 +1256,20 @@ def spearman(a: ArrayLike, b: ArrayLike) -> float | None:
     return _f(_sps.spearmanr(x, y).statistic)
 
 
+def spearman_ranked(a: ArrayLike, b: ArrayLike, rank_a: ArrayLike, rank_b: ArrayLike) -> float | None:
+    """:func:`spearman` of ``a``, ``b`` given their average ranks (``scipy.stats.rankdata``
+    of each), which a caller can compute once for many pairs. After the ranking these are
+    ``scipy.stats.spearmanr``'s own steps: the ranked columns laid out as its
+    ``apply_along_axis`` leaves them (a transposed 2 x n array), ``np.corrcoef`` with
+    ``rowvar=0``, element [1, 0]: the same number, bit for bit. NaN or inf input raises
+    ValueError, as in :func:`spearman`."""
+    x, y = _pair(a, b)
+    if x.size < 2 or np.all(x == x[0]) or np.all(y == y[0]):
+        return None
+    ranked = np.stack([np.asarray(rank_a, dtype=np.float64), np.asarray(rank_b, dtype=np.float64)]).T
+    return _f(np.corrcoef(ranked, rowvar=0)[1, 0])  # type: ignore[arg-type]
+
+
 # ---------------------------------------------------------------------------
 # Multiplicity
 # ---------------------------------------------------------------------------
