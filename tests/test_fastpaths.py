@@ -249,3 +249,20 @@ def test_spearman_from_ranks_is_scipys_spearmanr(case):
                lambda: stats.spearman_ranked(nan, np.arange(4.0), sps.rankdata(nan), np.arange(1.0, 5.0))):
         with pytest.raises(ValueError, match="NaN"):
             fn()
+
+
+def test_average_ranks_of_subsets_are_scipys_rankdata():
+    """average_ranks (one sort of all values, filtered per subset) is scipy.stats.rankdata of
+    the subset, ties averaged, for subsets in any order, empty and whole."""
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(12)
+    for n in (0, 1, 2, 50, 3000):
+        for ties in (True, False):
+            v = rng.integers(0, 6, n) / 7 if ties else rng.normal(size=n)
+            order = np.argsort(v, kind="stable")
+            for take in (np.arange(n), np.sort(rng.choice(n, n // 2, replace=False)) if n else np.arange(0),
+                         rng.permutation(n)[: n // 3], np.arange(0)):
+                got = stats.average_ranks(v, order, take)
+                assert got.dtype == np.float64
+                assert got.tolist() == sps.rankdata(v[take]).tolist(), (n, ties)

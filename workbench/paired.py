@@ -161,7 +161,7 @@ class _Scope:
         self._units: dict[bool, tuple[np.ndarray, ...]] = {}
         self._by_judge: np.ndarray | None = None
         self._judges_sorted: np.ndarray | None = None
-        self._ranks: dict[tuple[str, bool], np.ndarray] = {}
+        self._orders: dict[tuple[str, bool], tuple[np.ndarray, np.ndarray]] = {}
         self._columns: dict[tuple[int, str], int] = {}
         self._components: dict[str, stats.SideComponents] = {}
 
@@ -224,18 +224,16 @@ class _Scope:
                 self._units[trials_matched] = (v, s, key, u["m"].to_numpy())
         return self._units[trials_matched]
 
-    def unit_ranks(self, variant: str, trials_matched: bool) -> np.ndarray:
-        """``scipy.stats.rankdata`` of a variant's unit means (:meth:`units`, key order), once."""
+    def unit_order(self, variant: str, trials_matched: bool) -> tuple[np.ndarray, np.ndarray]:
+        """A variant's unit means (:meth:`units`, key order) and their stable argsort, once."""
         key = (variant, trials_matched)
-        if key not in self._ranks:
-            from scipy import stats as _sps
-
+        if key not in self._orders:
             v, _, _, mean = self.units(trials_matched)
             code = self.coded.code("variant", variant)
             lo, hi = ((int(np.searchsorted(v, code, "left")), int(np.searchsorted(v, code, "right")))
                       if code is not None else (0, 0))
-            self._ranks[key] = _sps.rankdata(mean[lo:hi])
-        return self._ranks[key]
+            self._orders[key] = (mean[lo:hi], np.argsort(mean[lo:hi], kind="stable"))
+        return self._orders[key]
 
     def by_judge(self) -> np.ndarray:
         """Row order by judge, then scenario, variant, trial, value (positions in ``sc``...)."""
@@ -446,9 +444,11 @@ UNIT_KEYS = {"row": ["scenario", "trial", "judge"], "scenario_judge": ["scenario
              "scenario_mean": ["scenario"]}
 
 
-def _matched(scope: _Scope, a: str, b: str, trials_matched: bool) -> tuple[pl.DataFrame, str, int, int]:
+def _matched(scope: _Scope, a: str, b: str, trials_matched: bool
+             ) -> tuple[pl.DataFrame, str, int, int, tuple[np.ndarray, np.ndarray] | None]:
     """Paired units for a contrast on a prepared scope: ``(frame with scenario (codes), a, b,
-    diff; unit; units of a; units of b)`` (the unit means are computed once per scope, for
+    diff; unit; units of a; units of b; positions of the matched units among each side's
+    units, None for scenario means)`` (the unit means are computed once per scope, for
     every variant).
 
     A trial number is an arbitrary label across variants, so by default units are
@@ -471,31 +471,26 @@ def _matched(scope: _Scope, a: str, b: str, trials_matched: bool) -> tuple[pl.Da
     if common.size:
         ma, mb = mean[sa][ia], mean[sb][ib]
         m = pl.DataFrame({"scenario": s[sa][ia], "a": ma, "b": mb, "diff": ma - mb})
-        return m, "row" if trials_matched else "scenario_judge", int(key[sa].size), int(key[sb].size)
+        return m, "row" if trials_matched else "scenario_judge", int(key[sa].size), int(key[sb].size), (ia, ib)
     # no unit with a partner: each scenario's mean of its units' means (units in key order)
     (ga, ma), (gb, mb) = _mean_by_scenario(s[sa], mean[sa]), _mean_by_scenario(s[sb], mean[sb])
     _, ia, ib = np.intersect1d(ga, gb, assume_unique=True, return_indices=True)
     m = pl.DataFrame({"scenario": ga[ia], "a": ma[ia], "b": mb[ib], "diff": ma[ia] - mb[ib]},
                      schema={"scenario": pl.Int64, "a": pl.Float64, "b": pl.Float64, "diff": pl.Float64})
-    return m, "scenario_mean", int(ga.size), int(gb.size)
+    return m, "scenario_mean", int(ga.size), int(gb.size), None
 
 
-def _matched_ranks(scope: _Scope, a: str, b: str, m: pl.DataFrame, unit: str, units_a: int,
-                   units_b: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """Average ranks of the matched unit means of each side: a side whose every unit has a
-    partner has the same matched means in every contrast (all its unit means, in key order),
-    ranked once per scope; else ranked here. None below 3 matched units (no rho)."""
-    if m.height < 3:
+def _matched_ranks(scope: _Scope, a: str, b: str, m: pl.DataFrame, unit: str,
+                   take: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """``scipy.stats.rankdata`` of each side's matched unit means (columns a, b of ``m``, from
+    :func:`_matched`, matched positions ``take``): from each side's sort of all its unit means, found once per
+    scope (:func:`workbench.stats.average_ranks`), not a sort per contrast. None below 3 matched
+    units (no rho) and for scenario means (ranked by Spearman itself)."""
+    if m.height < 3 or take is None:
         return None
-    from scipy import stats as _sps
-
-    out = []
-    for name, col, units in ((a, "a", units_a), (b, "b", units_b)):
-        if unit != "scenario_mean" and m.height == units:
-            out.append(scope.unit_ranks(name, unit == "row"))
-        else:
-            out.append(_sps.rankdata(m[col].to_numpy()))
-    return out[0], out[1]
+    trials_matched = unit == "row"
+    return (stats.average_ranks(*scope.unit_order(a, trials_matched), take[0]),
+            stats.average_ranks(*scope.unit_order(b, trials_matched), take[1]))
 
 
 def _power_inputs(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray,
@@ -573,11 +568,11 @@ def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset:
     xa, ca = scope.x[spa], scope.sc[spa]
     xb, cb = scope.x[spb], scope.sc[spb]
     ds = stats.diff_clustered(xa, ca, xb, cb, cfg.confidence)
-    m, unit, units_a, units_b = _matched(scope, a, b, cfg.trials_matched)
+    m, unit, units_a, units_b, take = _matched(scope, a, b, cfg.trials_matched)
     m_sc, m_diff = m["scenario"].to_numpy(), m["diff"].to_numpy()
     ps = stats.paired_summary(m_diff, m_sc, cfg.confidence, bootstrap=False)
     loo_min, loo_max = stats.leave_one_cluster_out_diff(xa, ca, xb, cb) if xa.size and xb.size else (None, None)
-    power = _power_inputs(xa, ca, xb, cb, m, unit, _matched_ranks(scope, a, b, m, unit, units_a, units_b))
+    power = _power_inputs(xa, ca, xb, cb, m, unit, _matched_ranks(scope, a, b, m, unit, take))
     n_need = (stats.n_needed(power["sd"], cfg.target_effect, cfg.alpha, cfg.power, rho=power["rho"],
                              design_effect=max(power["deff"] or 1.0, 1.0), paired=power["paired"])
               if power["sd"] is not None else None)

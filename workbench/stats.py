@@ -1256,6 +1256,28 @@ def spearman(a: ArrayLike, b: ArrayLike) -> float | None:
     return _f(_sps.spearmanr(x, y).statistic)
 
 
+def average_ranks(values: ArrayLike, order: ArrayLike, take: ArrayLike) -> NDArray[np.float64]:
+    """``scipy.stats.rankdata(values[take])`` (ties get their average rank) for finite
+    ``values``, from ``order``, a stable argsort of ``values`` computed once for many subsets
+    ``take`` (distinct positions): the subset's sort is the full sort filtered, so there is no
+    sort per subset. Ranks are integers and halves, exact in floating point: the same numbers."""
+    v = np.asarray(values, dtype=np.float64)
+    take = np.asarray(take, dtype=np.intp)
+    where = np.full(v.size, -1, dtype=np.intp)
+    where[take] = np.arange(take.size)
+    sub = where[np.asarray(order, dtype=np.intp)]
+    sub = sub[sub >= 0]  # positions in the subset, by value
+    n = int(sub.size)
+    out = np.empty(n, dtype=np.float64)
+    if n == 0:
+        return out
+    y = v[take][sub]
+    starts = np.flatnonzero(np.r_[True, y[1:] != y[:-1]])
+    counts = np.diff(np.r_[starts, n])
+    out[sub] = np.repeat((starts + 1).astype(np.float64) + (counts - 1) / 2, counts)
+    return out
+
+
 def spearman_ranked(a: ArrayLike, b: ArrayLike, rank_a: ArrayLike, rank_b: ArrayLike) -> float | None:
     """:func:`spearman` of ``a``, ``b`` given their average ranks (``scipy.stats.rankdata``
     of each), which a caller can compute once for many pairs. After the ranking these are
