@@ -224,6 +224,25 @@ def test_one_key_sort_is_numpys_lexsort() -> None:
     assert paired._lexsort(x, [a, b]).tolist() == np.lexsort((x, a, b)).tolist()
 
 
+def test_shared_tables_give_the_same_tables(data: dict[str, Any]) -> None:
+    """The paired stages given one PairedTables (coded once, as the pipeline passes them) give
+    exactly the tables each gives on its own, also with a variant that has no valid value
+    (in the shared coding, not in the repetition's own); tables of other rows are refused."""
+    cfg = data["cfg"]
+    extra = [{"scenario": "s3", "variant": "E", "trial": t, "judge": "j1"} for t in (1, 2)]
+    rows = _read(_lines(7) + extra, cfg)
+    assert rows.filter(pl.col("variant") == "E")["overall"].null_count() == 2
+    tables = paired.PairedTables(rows, cfg)
+    for stage in (paired.judge_offsets, paired.contrasts):
+        alone, shared = stage(rows, cfg), stage(rows, cfg, tables=tables)
+        assert shared.equals(alone) and shared.height > 0
+    alone, shared = paired.repetition_consistency(rows, cfg), paired.repetition_consistency(rows, cfg, tables)
+    assert shared.per_variant.equals(alone.per_variant) and shared.slices.equals(alone.slices)
+    assert alone.per_variant["variant"].to_list() == ["A", "B", "C", "D"]
+    with pytest.raises(ValueError, match="other rows"):
+        paired.contrasts(data["rows"], cfg, tables=tables)
+
+
 def test_integer_cluster_codes_are_np_unique_codes() -> None:
     """The statistics code integer labels in O(n); the codes are np.unique's."""
     rng = np.random.default_rng(3)

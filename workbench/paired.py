@@ -254,6 +254,48 @@ class _Scope:
         return (self.sc[idx] * size["variant"] + self.vr[idx]) * size["trial"] + self.tr[idx]
 
 
+class PairedTables:
+    """The headline's cell rows coded once (:class:`_Coded`) and their prepared scopes (one
+    :class:`_Scope` per subset), for the paired stages of a run: :func:`judge_offsets`,
+    :func:`contrasts` and :func:`repetition_consistency` given the same ``tables`` share them
+    instead of each coding the rows again (the same records: each stage builds exactly these
+    when given none). Parts are built when first asked for; drop the tables after the last
+    stage (they hold a few arrays of the cell rows' length)."""
+
+    def __init__(self, rows: pl.DataFrame, cfg: Config) -> None:
+        self.rows, self.cfg = rows, cfg
+        self._narrow: pl.DataFrame | None = None
+        self._coded: _Coded | None = None
+        self._scopes: dict[str | None, _Scope] = {}
+
+    @classmethod
+    def of(cls, rows: pl.DataFrame, cfg: Config, tables: PairedTables | None) -> PairedTables:
+        """``tables`` when given (checked to be of these rows and config), else new ones."""
+        if tables is None:
+            return cls(rows, cfg)
+        if tables.rows is not rows or tables.cfg is not cfg:
+            raise ValueError("paired tables of other rows or another config")
+        return tables
+
+    def narrow(self) -> pl.DataFrame:
+        """:func:`_narrow` of the rows on the headline."""
+        if self._narrow is None:
+            self._narrow = _narrow(self.rows, self.cfg, self.cfg.headline)
+        return self._narrow
+
+    def coded(self) -> _Coded:
+        """The coded cell rows (headline and subset fields)."""
+        if self._coded is None:
+            self._coded = _Coded(self.narrow(), self.cfg, [self.cfg.headline])
+        return self._coded
+
+    def scope(self, subset: str | None) -> _Scope:
+        """The headline's valid values in ``subset`` (all judges), prepared once."""
+        if subset not in self._scopes:
+            self._scopes[subset] = _Scope(self.coded(), self.cfg, self.cfg.headline, subset)
+        return self._scopes[subset]
+
+
 # --------------------------------------------------------------------------- judge offsets
 
 
@@ -382,7 +424,7 @@ def _offset_from(scope: _Scope, cfg: Config, ja: str, jb: str, variant: str | No
 
 def judge_offsets(rows: pl.DataFrame, cfg: Config,
                   progress: Callable[[int | None], None] | None = None,
-                  joint: JointBootstrap | None = None) -> pl.DataFrame:
+                  joint: JointBootstrap | None = None, tables: PairedTables | None = None) -> pl.DataFrame:
     """Every judge pair (sorted by name, offset = first minus second), all variants then each:
     the :data:`workbench.schemas.JUDGE_OFFSETS` table, one row per record.
 
@@ -405,18 +447,14 @@ def judge_offsets(rows: pl.DataFrame, cfg: Config,
                     .collect().to_series().to_list())
     judge_pairs = list(itertools.combinations(judges, 2))
     variants, _ = selection.offset_variants(rows, cfg, len(judge_pairs))
-    rows = _narrow(rows, cfg, cfg.headline)
+    tables = PairedTables.of(rows, cfg, tables)
     out = []
-    boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)
+    boot = joint if joint is not None else JointBootstrap.for_rows(tables.narrow(), cfg)
     # one coded table and one prepared scope per subset, shared by every judge pair
-    coded = _Coded(rows, cfg, [cfg.headline]) if judge_pairs else None
-    scopes: dict[str | None, _Scope] = {}
     for ja, jb in judge_pairs:
         for subset in [None, *cfg.subsets]:
-            if subset not in scopes:
-                scopes[subset] = _Scope(coded, cfg, cfg.headline, subset)  # type: ignore[arg-type]
             for variant in [None, *variants] if subset is None else [None]:
-                out.append(_offset_from(scopes[subset], cfg, ja, jb, variant, subset, boot))
+                out.append(_offset_from(tables.scope(subset), cfg, ja, jb, variant, subset, boot))
                 if progress is not None:
                     progress(1)
     boot.run()  # fills every record's boot_low/boot_high: only now are the records complete
@@ -626,7 +664,7 @@ def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset:
 
 def contrasts(rows: pl.DataFrame, cfg: Config,
               progress: Callable[[int | None], None] | None = None,
-              joint: JointBootstrap | None = None) -> pl.DataFrame:
+              joint: JointBootstrap | None = None, tables: PairedTables | None = None) -> pl.DataFrame:
     """All configured (or all) variant pairs on the headline, for all scenarios and per subset:
     the :data:`workbench.schemas.PAIRED_CONTRASTS` table, one row per contrast.
 
@@ -646,14 +684,13 @@ def contrasts(rows: pl.DataFrame, cfg: Config,
     ceiling is below ``power``) and ``power_statement`` saying which in one sentence.
     """
     pairs = _variant_pairs(rows, cfg)
-    rows = _narrow(rows, cfg, cfg.headline)
+    tables = PairedTables.of(rows, cfg, tables)
     out = []
-    boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)
-    coded = _Coded(rows, cfg, [cfg.headline]) if pairs else None
+    boot = joint if joint is not None else JointBootstrap.for_rows(tables.narrow(), cfg)
     for subset in [None, *cfg.subsets]:
         fam = []
         # one prepared scope per subset, shared by every pair
-        scope = _Scope(coded, cfg, cfg.headline, subset) if coded is not None else None
+        scope = tables.scope(subset) if pairs else None
         for a, b in pairs:
             fam.append(_contrast_from(scope, cfg, a, b, cfg.headline, subset, None, boot))  # type: ignore[arg-type]
             if progress is not None:
@@ -798,7 +835,7 @@ class Repetition:
         return int(self.slices["differs"].sum())
 
 
-def repetition_consistency(rows: pl.DataFrame, cfg: Config) -> Repetition:
+def repetition_consistency(rows: pl.DataFrame, cfg: Config, tables: PairedTables | None = None) -> Repetition:
     """Trials within scenario: ICC per variant, and how often single-trial rankings disagree.
 
     ``per_variant``: ICC(1) of valid headline values with the (scenario, judge) pair as the
@@ -808,14 +845,18 @@ def repetition_consistency(rows: pl.DataFrame, cfg: Config) -> Repetition:
     """
     fld = cfg.headline
     # the valid rows, with only the columns read here (never a copy of the whole row table)
-    v = _narrow(rows, cfg, fld).filter(pl.col(fld).is_not_null())
+    shared = tables is not None
+    tables = PairedTables.of(rows, cfg, tables)
+    v = tables.narrow().filter(pl.col(fld).is_not_null())
     per_variant = []
     if v.height:
         # the cluster of a value: its (scenario, judge) pair, as an integer code in the order
         # of the labels "scenario\x1fjudge" (np.unique codes them so: the same ICC as on the
-        # labels, without a million concatenated strings)
-        coded = _Coded(v, cfg, [fld])
-        f = coded.frame
+        # labels, without a million concatenated strings). The run's coded cell rows when
+        # shared (codes of every cell row's keys: the same order, so the same clusters), else
+        # the valid rows coded here
+        coded = tables.coded() if shared else _Coded(v, cfg, [fld])
+        f = coded.frame.filter(pl.col(fld).is_not_null()) if shared else coded.frame
         size_j = coded.size["judge"]
         pair = f["_s"].to_numpy() * size_j + f["_j"].to_numpy()
         distinct, inverse = np.unique(pair, return_inverse=True)
@@ -827,6 +868,8 @@ def repetition_consistency(rows: pl.DataFrame, cfg: Config) -> Repetition:
         vcode, x = f["_v"].to_numpy(), f[fld].to_numpy()
         trials = dict(v.group_by("variant").agg(pl.col("trial").n_unique()).iter_rows())
         for code, variant in enumerate(coded.names["variant"]):  # each variant's rows in row order
+            if variant not in trials:
+                continue  # no valid value (a shared coding's variant)
             icc = None
             if trials[variant] > 1:
                 mask = vcode == code
