@@ -266,3 +266,30 @@ def test_average_ranks_of_subsets_are_scipys_rankdata():
                 got = stats.average_ranks(v, order, take)
                 assert got.dtype == np.float64
                 assert got.tolist() == sps.rankdata(v[take]).tolist(), (n, ties)
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_cluster_sides_are_diff_clustered_and_leave_one_out(case):
+    """diff_clustered_sides and leave_one_cluster_out_sides (each side reduced once over
+    shared cluster codes) give diff_clustered's and leave_one_cluster_out_diff's numbers
+    on the labels, bit for bit: clusters one side lacks, empty sides, one cluster, tiny n,
+    constant values (a zero SE), non-dyadic values in shuffled order."""
+    rng = np.random.default_rng(40 + case)
+    width = int(rng.choice([1, 2, 7, 400]))
+    for _ in range(12):
+        sides = []
+        for _side in range(2):
+            n = int(rng.choice([0, 1, 2, 5, 300]))
+            codes = rng.integers(0, width, n)
+            if case == 5:
+                vals = np.full(n, 3.0)
+            else:
+                vals = rng.integers(1, 11, n) / 3.0 if case % 2 else rng.normal(5, 2, n)
+            sides.append((vals, codes))
+        (xa, ca), (xb, cb) = sides
+        la = np.array([f"c{c:04d}" for c in ca], dtype=object)  # labels in the codes' order
+        lb = np.array([f"c{c:04d}" for c in cb], dtype=object)
+        sa, sb = stats.cluster_side(xa, ca, width), stats.cluster_side(xb, cb, width)
+        assert stats.diff_clustered_sides(sa, sb, 0.9) == stats.diff_clustered(xa, la, xb, lb, 0.9)
+        if xa.size and xb.size:
+            assert stats.leave_one_cluster_out_sides(sa, sb) == stats.leave_one_cluster_out_diff(xa, la, xb, lb)

@@ -164,6 +164,7 @@ class _Scope:
         self._orders: dict[tuple[str, bool], tuple[np.ndarray, np.ndarray]] = {}
         self._columns: dict[tuple[int, str], int] = {}
         self._components: dict[str, stats.SideComponents] = {}
+        self._sides: dict[str, stats.ClusterSide] = {}
 
     def column(self, boot: JointBootstrap, variant: str) -> int:
         """The bootstrap column of a variant's values (registered once per bootstrap: every
@@ -173,6 +174,13 @@ class _Scope:
             sp = self.span(variant)
             self._columns[key] = boot.add_coded(self.coded.joint_codes(boot, self.sc[sp]), self.x[sp])
         return self._columns[key]
+
+    def cluster_side(self, variant: str) -> stats.ClusterSide:
+        """:func:`workbench.stats.cluster_side` of a variant's values by scenario code, once."""
+        if variant not in self._sides:
+            sp = self.span(variant)
+            self._sides[variant] = stats.cluster_side(self.x[sp], self.sc[sp], self.coded.size["scenario"])
+        return self._sides[variant]
 
     def components(self, variant: str) -> stats.SideComponents:
         """:func:`workbench.stats.side_variance_components` of a variant's values, with trial
@@ -605,11 +613,14 @@ def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset:
     spa, spb = scope.span(a), scope.span(b)
     xa, ca = scope.x[spa], scope.sc[spa]
     xb, cb = scope.x[spb], scope.sc[spb]
-    ds = stats.diff_clustered(xa, ca, xb, cb, cfg.confidence)
+    # each side reduced per scenario once per scope: the numbers of stats.diff_clustered and
+    # stats.leave_one_cluster_out_diff on (xa, ca, xb, cb)
+    side_a, side_b = scope.cluster_side(a), scope.cluster_side(b)
+    ds = stats.diff_clustered_sides(side_a, side_b, cfg.confidence)
     m, unit, units_a, units_b, take = _matched(scope, a, b, cfg.trials_matched)
     m_sc, m_diff = m["scenario"].to_numpy(), m["diff"].to_numpy()
     ps = stats.paired_summary(m_diff, m_sc, cfg.confidence, bootstrap=False)
-    loo_min, loo_max = stats.leave_one_cluster_out_diff(xa, ca, xb, cb) if xa.size and xb.size else (None, None)
+    loo_min, loo_max = stats.leave_one_cluster_out_sides(side_a, side_b) if xa.size and xb.size else (None, None)
     power = _power_inputs(xa, ca, xb, cb, m, unit, _matched_ranks(scope, a, b, m, unit, take))
     n_need = (stats.n_needed(power["sd"], cfg.target_effect, cfg.alpha, cfg.power, rho=power["rho"],
                              design_effect=max(power["deff"] or 1.0, 1.0), paired=power["paired"])
