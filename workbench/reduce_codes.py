@@ -45,6 +45,45 @@ def label_codes(col: pl.Series, nulls: str = "as_text") -> tuple[np.ndarray, lis
     return codes, levels
 
 
+def coded_keys(rows: pl.DataFrame, where: pl.Expr, cols: Sequence[str], extra: Sequence[pl.Expr] = ()
+               ) -> tuple[dict[str, np.ndarray], dict[str, list[Any]], pl.DataFrame]:
+    """The rows where ``where`` holds (null: not), as integer codes of the text columns ``cols``:
+    (code per selected row, int32, per column; labels per column: the distinct values of the
+    selected rows in polars' sort order, nulls first, i.e. :func:`label_codes` with
+    ``nulls="first"``; the ``extra`` expressions on the selected rows).
+
+    Every expression is evaluated on whole columns and only its small result (int32 codes,
+    the ``extra`` columns) is filtered: a filter before the select would copy the text columns
+    it reads (16 bytes a row each: 0.3 GB at 5M rows for the four keys alone)."""
+    uniq = rows.select([pl.col(c).drop_nulls().unique().implode() for c in cols])
+    cats = {c: sorted(uniq[c][0].to_list()) for c in cols}
+    del uniq
+    exprs = [
+        where.fill_null(False).alias("__where"),
+        # each value's position among all the column's distinct values (null: one past them)
+        *[pl.col(c).cast(pl.Enum(cats[c])).to_physical().cast(pl.Int32).fill_null(len(cats[c])).alias(f"__code_{c}")
+          for c in cols],
+        *extra,
+    ]
+    df = rows.select(exprs)
+    df = df.filter(pl.col("__where")).drop("__where")
+    levels: dict[str, list[Any]] = {}
+    codes: dict[str, np.ndarray] = {}
+    for c in cols:
+        # the levels of the selected rows only (a value seen on other rows alone is none)
+        raw = df[f"__code_{c}"].to_numpy()
+        k = len(cats[c])
+        seen = np.bincount(raw, minlength=k + 1) > 0
+        lead = int(seen[k])
+        remap = np.empty(k + 1, dtype=np.int32)
+        remap[:k] = np.cumsum(seen[:k], dtype=np.int32) - 1 + lead
+        remap[k] = 0
+        codes[c] = remap[raw]
+        levels[c] = [None] * lead + [v for v, s in zip(cats[c], seen[:k].tolist(), strict=True) if s]
+        del raw
+    return codes, levels, df.drop([f"__code_{c}" for c in cols])
+
+
 def scenario_codes(col: pl.Series, scenarios: Sequence[str]) -> np.ndarray:
     """Each row's position in the run's sorted scenario index (``reduce.scenario_index``):
     monotone in the names. Raises ValueError for a null or a scenario not in the index."""
@@ -123,41 +162,13 @@ class KeyedCodes:
         if "base" in self._parts:
             return self._parts["base"]  # type: ignore[no-any-return]
         hl, names = self.cfg.headline, self.cfg.score_names
-        rows = self.rows
-        # Every expression is evaluated on whole columns and only its small result (int32
-        # codes, an int8 bucket code, booleans) is filtered to the keyed rows: a filter before
-        # the select would copy the text columns it reads (16 bytes a row each: 0.8 GB at 5M
-        # rows for the four keys, the bucket and the statuses).
-        uniq = rows.select([pl.col(c).drop_nulls().unique().implode() for c in KEY_FIELDS])
-        cats = {c: sorted(uniq[c][0].to_list()) for c in KEY_FIELDS}
-        del uniq
         flags = selection.census_flags(hl, names)  # named sentinel, from_string, nulls__{field}
-        exprs = [
-            selection.keyed().fill_null(False).alias("__keyed"),
-            # each key's position among all its distinct values (null: one past them)
-            *[pl.col(c).cast(pl.Enum(cats[c])).to_physical().cast(pl.Int32).fill_null(len(cats[c])).alias(c)
-              for c in KEY_FIELDS],
+        extra = [
             pl.col("bucket").replace_strict(list(_BUCKET_NAMES), list(range(len(_BUCKET_NAMES))),
                                             default=-1, return_dtype=pl.Int8).fill_null(-1).alias("__bucket"),
             *[e.fill_null(False).alias(f"__flag{i}") for i, e in enumerate(flags)],
         ]
-        df = rows.select(exprs)
-        df = df.filter(pl.col("__keyed")).drop("__keyed")
-        levels: dict[str, list[Any]] = {}
-        codes: dict[str, np.ndarray] = {}
-        for c in KEY_FIELDS:
-            # the levels of the keyed rows only (a value seen on malformed lines alone is none):
-            # nulls first, then the values present, in sorted order; codes are positions in them
-            raw = df[c].to_numpy()
-            k = len(cats[c])
-            seen = np.bincount(raw, minlength=k + 1) > 0
-            lead = int(seen[k])
-            remap = np.empty(k + 1, dtype=np.int32)
-            remap[:k] = np.cumsum(seen[:k], dtype=np.int32) - 1 + lead
-            remap[k] = 0
-            codes[c] = remap[raw]
-            levels[c] = [None] * lead + [v for v, s in zip(cats[c], seen[:k].tolist(), strict=True) if s]
-            del raw
+        codes, levels, df = coded_keys(self.rows, selection.keyed(), KEY_FIELDS, extra)
         base = {"levels": levels, "height": df.height,
                 "codes": codes,
                 "bucket": df["__bucket"].to_numpy(),
