@@ -109,17 +109,21 @@ def group_ids(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             ident *= w
             ident += c
         if width <= 4 * n + 1024:  # a table over the identifiers: np.unique's result without a sort
-            present = np.bincount(ident, minlength=int(width)) > 0
+            present = np.zeros(int(width), dtype=bool)
+            present[ident] = True
             uniq = np.flatnonzero(present)
-            rank = np.cumsum(present, dtype=np.int64) - 1
+            rank = np.cumsum(present, dtype=np.int64)
+            del present
+            rank -= 1
             inv = rank[ident]
+            del rank, ident
         else:
             uniq, inv = np.unique(ident, return_inverse=True)
         keys = np.empty((uniq.size, len(codes)), dtype=np.int64)
         rest = uniq
         for j in range(len(codes) - 1, -1, -1):
             rest, keys[:, j] = np.divmod(rest, widths[j])
-        return keys, inv.reshape(-1).astype(np.int64)
+        return keys, inv.reshape(-1).astype(np.int64, copy=False)
     stacked = np.stack(codes, axis=1)
     keys, inv = np.unique(stacked, axis=0, return_inverse=True)
     return keys.astype(np.int64), inv.reshape(-1).astype(np.int64)

@@ -118,8 +118,15 @@ def _stable_order(*keys: np.ndarray) -> np.ndarray:
     order = None  # the identity (the first sort needs no gather)
     for k in reversed(keys):
         top = int(k.max()) if k.size else 0
-        kk = k.astype(np.uint16 if top < 2**16 else np.int64)
-        order = np.argsort(kk, kind="stable") if order is None else order[np.argsort(kk[order], kind="stable")]
+        if 0 <= int(k.min(initial=0)) and top < 2**32:
+            # a key below 2**32 as two 16-bit keys, the low half first (a stable sort by the
+            # low half, then by the high half, is the stable sort by the key): two radix passes
+            parts = [k] if top < 2**16 else [k & 0xFFFF, k >> 16]
+            kks = [p.astype(np.uint16) for p in parts]
+        else:
+            kks = [k.astype(np.int64)]
+        for kk in kks:
+            order = np.argsort(kk, kind="stable") if order is None else order[np.argsort(kk[order], kind="stable")]
     return np.arange(n) if order is None else order
 
 
@@ -130,7 +137,7 @@ def _value_rank(x: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     lo, hi = float(x.min()), float(x.max())
     if hi - lo < 2**16 and np.all(x == np.floor(x)):
-        return (x - lo).astype(np.int64)
+        return (x - lo).astype(np.uint16)  # the narrowest type the sort takes (a radix pass)
     return np.unique(x, return_inverse=True)[1].reshape(-1)
 
 
@@ -185,24 +192,26 @@ class _CellValues:
                 first = view.levels(c)
                 levels = sorted(first, key=lambda v: (str(v), v is None))
                 where = {v: i for i, v in enumerate(levels)}
-                perm = np.array([where[v] for v in first], dtype=np.int64)
-                codes = perm[view.codes(c)] if perm.size else np.zeros(view.height, dtype=np.int64)
+                perm = np.array([where[v] for v in first], dtype=np.int32 if len(first) < 2**31 else np.int64)
+                codes = perm[view.codes(c)] if perm.size else np.zeros(view.height, dtype=np.int32)
             else:
                 col = rows.lazy().filter(selection.keyed()).select(c).collect().to_series()
                 codes, levels = reduce_codes.label_codes(col)
                 del col
-            self.labels[c] = (codes.astype(np.int32) if len(levels) < 2**31 else codes, levels)
+            self.labels[c] = (codes.astype(np.int32, copy=False) if len(levels) < 2**31 else codes, levels)
         self.conflict_pos = np.flatnonzero(self.conflict)  # conflicting rows among keyed rows
         self.conflict_keys = (view.conflict_keys() if coded and view is not None else
                               rows.lazy().filter(selection.keyed()).filter(bucket == "conflict")
                               .select(KEY_FIELDS).collect())
         self.base_pos = np.flatnonzero(self.in_cells)  # positions of the cell rows among keyed rows
+        if self.height < 2**31:
+            self.base_pos = self.base_pos.astype(np.int32)
         cell_rows_ = rows.lazy().filter(selection.keyed()).filter(selection.in_cells())
         if coded and view is not None and view.levels("scenario") == list(scenarios):
             code = view.codes("scenario")[self.base_pos]  # positions in the run's scenario index
         else:
             code = reduce_codes.scenario_codes(cell_rows_.select("scenario").collect().to_series(), scenarios)
-        code = code.astype(np.int32) if len(scenarios) < 2**31 else code
+        code = code.astype(np.int32, copy=False) if len(scenarios) < 2**31 else code
         self._code = code
         self._rows = rows
         # the cell rows' mask, evaluated once (not once per field)
@@ -405,10 +414,12 @@ def _flag_rates_coded(view: reduce_codes.KeyedCodes, cfg: Config) -> list[dict[s
     if not view.usable or None in view.levels("variant"):
         return None
     rows = view.rows
+    # the booleans on whole columns, then filtered (a filter first would copy the flags lists)
     flags = view.cached("flag_rates:flags", lambda: (
-        rows.lazy().filter(selection.keyed())
-        .select(pl.col("flags_present").fill_null(False).alias("present"),
-                (pl.col("flags").list.len() > 0).fill_null(False).alias("flagged")).collect()))
+        rows.select(selection.keyed().fill_null(False).alias("keyed"),
+                    pl.col("flags_present").fill_null(False).alias("present"),
+                    (pl.col("flags").list.len() > 0).fill_null(False).alias("flagged"))
+        .filter(pl.col("keyed"))))
     base = (~view.is_bucket(vocab.Bucket.DUPLICATE.value, MISSING_PLANNED, vocab.Bucket.CONFLICT.value)
             & flags["present"].to_numpy())
     flagged_rows = flags["flagged"].to_numpy()
