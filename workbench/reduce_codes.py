@@ -232,6 +232,13 @@ class KeyedCodes:
                     .collect()["s"].to_numpy())
         return self.cached(f"subset:{name}", build)  # type: ignore[no-any-return]
 
+    def forget(self, *prefixes: str) -> None:
+        """Drop the cached parts whose keys start with one of ``prefixes`` (``"groups:"``,
+        ``"census:"``: row-sized group numbers no later stage reads); asked for again, a part
+        is built again, the same."""
+        for key in [k for k in self._parts if k.startswith(prefixes)]:
+            del self._parts[key]
+
     def cached(self, key: str, build: Any) -> Any:
         """A stage's own derived part, built once per view (``build()`` on first call)."""
         if key not in self._parts:
