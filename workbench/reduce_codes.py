@@ -143,11 +143,12 @@ class KeyedCodes:
     built once and shared by the stages that group them (census, its margins, the
     missingness tests, the name check, the scorecard, the flag rates).
 
-    One filtered pass of the row table gives, per keyed row (in the row table's order):
-    the four key columns as codes in polars' sort order, nulls first (``levels[c]``: the
-    labels, the codes of :func:`label_codes` with ``nulls="first"``), the bucket as a small
-    code (:func:`bucket_code`), and the census's per-row predicates as booleans. Nothing
-    row-sized of text is kept: the codes are int32, the flags one byte a row. Parts are
+    One pass of the row table (:func:`coded_keys`: whole columns, only the small results
+    filtered) gives, per keyed row (in the row table's order): the four key columns as codes
+    in polars' sort order, nulls first (``levels[c]``: the labels, the codes of
+    :func:`label_codes` with ``nulls="first"``), the bucket as a small code
+    (:func:`bucket_code`), and the census's per-row predicates as booleans. Nothing
+    row-sized of text is made or kept: the codes are int32, the flags one byte a row. Parts are
     built when first asked for, so the cost falls in the first stage that needs them.
 
     ``usable`` is False when a key column is not text or a column it reads is absent (a table
