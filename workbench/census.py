@@ -260,17 +260,24 @@ def judgment_units(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     A judgment is a key: duplicates are counted once, a conflicting key is one judgment with
     no usable score, a planned-but-absent judgment is missing (as in the census).
     """
-    keyed = rows.lazy().filter(selection.keyed_once()).select(*KEY_FIELDS, "bucket").collect()
-    if keyed.height and all(keyed.schema[k] == pl.String for k in KEY_FIELDS):
+    if rows.height and all(rows.schema.get(k) == pl.String for k in KEY_FIELDS):
         # the same table from integer codes (label order = the sort's order, nulls first):
-        # one grouping of int64 identifiers instead of a group_by and a sort on four strings
-        labels = [reduce_codes.label_codes(keyed[k], nulls="first") for k in KEY_FIELDS]
-        keys, inv = reduce_codes.group_ids(*[c for c, _ in labels])
-        n = np.bincount(inv, minlength=keys.shape[0])
-        valid = np.bincount(inv[(keyed["bucket"] == "valid").to_numpy()], minlength=keys.shape[0])
-        return pl.DataFrame([pl.Series(k, lv, dtype=pl.String).gather(keys[:, j])
-                             for j, (k, (_, lv)) in enumerate(zip(KEY_FIELDS, labels, strict=True))]
-                            ).with_columns(pl.Series("missing", ((valid < n) | (n > 1)).astype(np.float64)))
+        # one grouping of int64 identifiers instead of a group_by and a sort on four strings;
+        # the codes come from whole columns (reduce_codes.coded_keys: no filtered copy of the text)
+        codes, levels, df = reduce_codes.coded_keys(rows, selection.keyed_once(), KEY_FIELDS,
+                                                    [(pl.col("bucket") == "valid").fill_null(False).alias("v")])
+        if df.height:
+            is_valid = df["v"].to_numpy()
+            del df
+            keys, inv = reduce_codes.group_ids(*[codes[k] for k in KEY_FIELDS])
+            del codes
+            n = np.bincount(inv, minlength=keys.shape[0])
+            valid = np.bincount(inv[is_valid], minlength=keys.shape[0])
+            del inv, is_valid
+            return pl.DataFrame([pl.Series(k, levels[k], dtype=pl.String).gather(keys[:, j])
+                                 for j, k in enumerate(KEY_FIELDS)]
+                                ).with_columns(pl.Series("missing", ((valid < n) | (n > 1)).astype(np.float64)))
+    keyed = rows.lazy().filter(selection.keyed_once()).select(*KEY_FIELDS, "bucket").collect()
     return keyed.group_by(list(KEY_FIELDS)).agg(
         (~(pl.col("bucket") == "valid").all() | (pl.len() > 1)).cast(pl.Float64).alias("missing")
     ).sort(list(KEY_FIELDS))
@@ -295,13 +302,17 @@ class VariantItems:
         cols = ("scenario", "variant", "trial")
         if all(units.schema[c] == pl.String and not units[c].null_count() for c in cols):
             # integer codes in the sort's order: grouping the codes gives the sorted items
-            labels = {c: reduce_codes.label_codes(units[c], nulls="first") for c in cols}
-            keys, inv = reduce_codes.group_ids(*[labels[c][0] for c in cols])
+            # (label_codes' codes without a null: positions in the sorted distinct values, as
+            # the Enum's uint32 physical codes, 4 bytes a unit)
+            levels = {c: sorted(units[c].unique().to_list()) for c in cols}
+            keys, inv = reduce_codes.group_ids(*[units[c].cast(pl.Enum(levels[c])).to_physical().to_numpy()
+                                                 for c in cols])
             self.m = np.bincount(inv, weights=units["missing"].to_numpy(), minlength=keys.shape[0])
             self.n = np.bincount(inv, minlength=keys.shape[0]).astype(float)
+            del inv
             # codes monotone in the names: the labels' own codes in the test
             self.labels, self.blocks = keys[:, 1], keys[:, 0]
-            self._code = {v: i for i, v in enumerate(labels["variant"][1])}
+            self._code = {v: i for i, v in enumerate(levels["variant"])}
             return
         items = units.group_by(*cols).agg(pl.col("missing").sum().alias("m"), pl.len().alias("n")).sort(cols)
         self.m = items["m"].to_numpy()

@@ -259,6 +259,7 @@ def run(
         head["ledger_notes"]["input_lines"] = sum(s.lines for s in sources)
     malformed = rows.lazy().filter(pl.col("bucket") == "malformed").select("file", "line", "reason").collect()
     missing_tests = missingness_tests(rows, cfg, view=view)
+    view.forget("groups:", "census:")  # the census's group numbers: the later stages read none
     scales = scale_checks(rows, cfg)
     prov = provenance.provenance_checks(rows, cfg)
     release_memory()

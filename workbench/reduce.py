@@ -87,6 +87,30 @@ class _Column:
         self.codes = self.n = self.s = None
 
 
+def _compact_counts(n: np.ndarray) -> np.ndarray:
+    """Per-scenario counts in the narrowest unsigned integer type that holds them exactly
+    (float64 when they are not all non-negative integers): the same values, a quarter to an
+    eighth of the bytes while the column waits for its draws."""
+    if n.size == 0 or not (float(n.min()) >= 0 and np.all(n == np.floor(n))):
+        return n
+    top = float(n.max())
+    for dt in (np.uint8, np.uint16, np.uint32):
+        if top <= np.iinfo(dt).max:
+            return n.astype(dt)
+    return n
+
+
+def _compact_sums(s: np.ndarray) -> np.ndarray:
+    """Per-scenario sums as float32 when every one is exactly a float32 (integer sums below
+    2**24, halves...), else float64: the same values either way."""
+    if s.size == 0:
+        return s
+    s32 = s.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        exact = bool(np.array_equal(s32.astype(np.float64), s))
+    return s32 if exact else s
+
+
 @dataclass
 class _Request:
     target: dict[str, Any]
@@ -124,6 +148,7 @@ class JointBootstrap:
     _uncacheable: bool = False
     _known: dict[bytes, int] = field(default_factory=dict)
     _draws: dict[int, np.ndarray] = field(default_factory=dict)
+    _every: np.ndarray | None = None
 
     @classmethod
     def for_rows(cls, rows: pl.DataFrame, cfg: Config) -> JointBootstrap:
@@ -172,9 +197,23 @@ class JointBootstrap:
             return known
         mask = np.zeros(len(self.scenarios), dtype=bool)
         mask[cc] = True
-        self.columns.append(_Column(cc, nn, ss, np.packbits(mask), int(cc.size)))
+        present = np.packbits(mask)
+        del mask
+        cc, nn, ss = self._compact_codes(cc), _compact_counts(nn), _compact_sums(ss)
+        self.columns.append(_Column(cc, nn, ss, present, int(cc.size)))
         self._known[key] = len(self.columns) - 1
         return len(self.columns) - 1
+
+    def _compact_codes(self, cc: np.ndarray) -> np.ndarray:
+        """A column's scenario codes as held until its draws: the one shared ``arange`` when
+        it has every scenario (the scorecard's cells mostly do), else int32."""
+        g = len(self.scenarios)
+        if cc.size == g and g:
+            if self._every is None:
+                self._every = np.arange(g, dtype=np.int32 if g < 2**31 else np.intp)
+            if np.array_equal(cc, self._every):
+                return self._every
+        return cc.astype(np.int32) if g < 2**31 else cc
 
     def add_values(self, labels: np.ndarray, values: np.ndarray) -> int:
         """Register a column from values with their scenario labels (summed in canonical
@@ -240,6 +279,8 @@ class JointBootstrap:
         """True when float32 products are exact: non-negative integers (scores on an integer
         rubric and counts). Sums of non-negative integers are exact as long as the total
         stays below 2**24, which :meth:`draws` checks on the result."""
+        if both.dtype.kind == "u":  # counts held as unsigned integers (_compact_counts)
+            return bool(both.size)
         return bool(both.size) and float(both.min()) >= 0 and bool(np.all(both == np.floor(both)))
 
     def draws(self, cols: Sequence[int]) -> np.ndarray:

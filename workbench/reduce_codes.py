@@ -45,6 +45,45 @@ def label_codes(col: pl.Series, nulls: str = "as_text") -> tuple[np.ndarray, lis
     return codes, levels
 
 
+def coded_keys(rows: pl.DataFrame, where: pl.Expr, cols: Sequence[str], extra: Sequence[pl.Expr] = ()
+               ) -> tuple[dict[str, np.ndarray], dict[str, list[Any]], pl.DataFrame]:
+    """The rows where ``where`` holds (null: not), as integer codes of the text columns ``cols``:
+    (code per selected row, int32, per column; labels per column: the distinct values of the
+    selected rows in polars' sort order, nulls first, i.e. :func:`label_codes` with
+    ``nulls="first"``; the ``extra`` expressions on the selected rows).
+
+    Every expression is evaluated on whole columns and only its small result (int32 codes,
+    the ``extra`` columns) is filtered: a filter before the select would copy the text columns
+    it reads (16 bytes a row each: 0.3 GB at 5M rows for the four keys alone)."""
+    uniq = rows.select([pl.col(c).drop_nulls().unique().implode() for c in cols])
+    cats = {c: sorted(uniq[c][0].to_list()) for c in cols}
+    del uniq
+    exprs = [
+        where.fill_null(False).alias("__where"),
+        # each value's position among all the column's distinct values (null: one past them)
+        *[pl.col(c).cast(pl.Enum(cats[c])).to_physical().cast(pl.Int32).fill_null(len(cats[c])).alias(f"__code_{c}")
+          for c in cols],
+        *extra,
+    ]
+    df = rows.select(exprs)
+    df = df.filter(pl.col("__where")).drop("__where")
+    levels: dict[str, list[Any]] = {}
+    codes: dict[str, np.ndarray] = {}
+    for c in cols:
+        # the levels of the selected rows only (a value seen on other rows alone is none)
+        raw = df[f"__code_{c}"].to_numpy()
+        k = len(cats[c])
+        seen = np.bincount(raw, minlength=k + 1) > 0
+        lead = int(seen[k])
+        remap = np.empty(k + 1, dtype=np.int32)
+        remap[:k] = np.cumsum(seen[:k], dtype=np.int32) - 1 + lead
+        remap[k] = 0
+        codes[c] = remap[raw]
+        levels[c] = [None] * lead + [v for v, s in zip(cats[c], seen[:k].tolist(), strict=True) if s]
+        del raw
+    return codes, levels, df.drop([f"__code_{c}" for c in cols])
+
+
 def scenario_codes(col: pl.Series, scenarios: Sequence[str]) -> np.ndarray:
     """Each row's position in the run's sorted scenario index (``reduce.scenario_index``):
     monotone in the names. Raises ValueError for a null or a scenario not in the index."""
@@ -70,17 +109,21 @@ def group_ids(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             ident *= w
             ident += c
         if width <= 4 * n + 1024:  # a table over the identifiers: np.unique's result without a sort
-            present = np.bincount(ident, minlength=int(width)) > 0
+            present = np.zeros(int(width), dtype=bool)
+            present[ident] = True
             uniq = np.flatnonzero(present)
-            rank = np.cumsum(present, dtype=np.int64) - 1
+            rank = np.cumsum(present, dtype=np.int64)
+            del present
+            rank -= 1
             inv = rank[ident]
+            del rank, ident
         else:
             uniq, inv = np.unique(ident, return_inverse=True)
         keys = np.empty((uniq.size, len(codes)), dtype=np.int64)
         rest = uniq
         for j in range(len(codes) - 1, -1, -1):
             rest, keys[:, j] = np.divmod(rest, widths[j])
-        return keys, inv.reshape(-1).astype(np.int64)
+        return keys, inv.reshape(-1).astype(np.int64, copy=False)
     stacked = np.stack(codes, axis=1)
     keys, inv = np.unique(stacked, axis=0, return_inverse=True)
     return keys.astype(np.int64), inv.reshape(-1).astype(np.int64)
@@ -100,11 +143,12 @@ class KeyedCodes:
     built once and shared by the stages that group them (census, its margins, the
     missingness tests, the name check, the scorecard, the flag rates).
 
-    One filtered pass of the row table gives, per keyed row (in the row table's order):
-    the four key columns as codes in polars' sort order, nulls first (``levels[c]``: the
-    labels, the codes of :func:`label_codes` with ``nulls="first"``), the bucket as a small
-    code (:func:`bucket_code`), and the census's per-row predicates as booleans. Nothing
-    row-sized of text is kept: the codes are int32, the flags one byte a row. Parts are
+    One pass of the row table (:func:`coded_keys`: whole columns, only the small results
+    filtered) gives, per keyed row (in the row table's order): the four key columns as codes
+    in polars' sort order, nulls first (``levels[c]``: the labels, the codes of
+    :func:`label_codes` with ``nulls="first"``), the bucket as a small code
+    (:func:`bucket_code`), and the census's per-row predicates as booleans. Nothing
+    row-sized of text is made or kept: the codes are int32, the flags one byte a row. Parts are
     built when first asked for, so the cost falls in the first stage that needs them.
 
     ``usable`` is False when a key column is not text or a column it reads is absent (a table
@@ -123,27 +167,15 @@ class KeyedCodes:
         if "base" in self._parts:
             return self._parts["base"]  # type: ignore[no-any-return]
         hl, names = self.cfg.headline, self.cfg.score_names
-        lf = self.rows.lazy().filter(selection.keyed())
-        uniq = lf.select([pl.col(c).unique().implode() for c in KEY_FIELDS]).collect()
-        levels: dict[str, list[Any]] = {}
-        exprs = []
-        for c in KEY_FIELDS:
-            values = uniq[c][0].to_list()
-            present = sorted(v for v in values if v is not None)
-            lead = [None] if len(present) < len(values) else []
-            levels[c] = lead + present
-            exprs.append((pl.col(c).cast(pl.Enum(present)).to_physical().cast(pl.Int32).fill_null(-1)
-                          + len(lead)).alias(c))
-        del uniq
         flags = selection.census_flags(hl, names)  # named sentinel, from_string, nulls__{field}
-        exprs += [
+        extra = [
             pl.col("bucket").replace_strict(list(_BUCKET_NAMES), list(range(len(_BUCKET_NAMES))),
                                             default=-1, return_dtype=pl.Int8).fill_null(-1).alias("__bucket"),
             *[e.fill_null(False).alias(f"__flag{i}") for i, e in enumerate(flags)],
         ]
-        df = lf.select(exprs).collect()
+        codes, levels, df = coded_keys(self.rows, selection.keyed(), KEY_FIELDS, extra)
         base = {"levels": levels, "height": df.height,
-                "codes": {c: df[c].to_numpy() for c in KEY_FIELDS},
+                "codes": codes,
                 "bucket": df["__bucket"].to_numpy(),
                 "flags": {e.meta.output_name(): df[f"__flag{i}"].to_numpy() for i, e in enumerate(flags)}}
         del df
@@ -200,6 +232,13 @@ class KeyedCodes:
                     .select(selection.subset_filter(self.cfg, name).fill_null(False).alias("s"))
                     .collect()["s"].to_numpy())
         return self.cached(f"subset:{name}", build)  # type: ignore[no-any-return]
+
+    def forget(self, *prefixes: str) -> None:
+        """Drop the cached parts whose keys start with one of ``prefixes`` (``"groups:"``,
+        ``"census:"``: row-sized group numbers no later stage reads); asked for again, a part
+        is built again, the same."""
+        for key in [k for k in self._parts if k.startswith(prefixes)]:
+            del self._parts[key]
 
     def cached(self, key: str, build: Any) -> Any:
         """A stage's own derived part, built once per view (``build()`` on first call)."""

@@ -118,8 +118,15 @@ def _stable_order(*keys: np.ndarray) -> np.ndarray:
     order = None  # the identity (the first sort needs no gather)
     for k in reversed(keys):
         top = int(k.max()) if k.size else 0
-        kk = k.astype(np.uint16 if top < 2**16 else np.int64)
-        order = np.argsort(kk, kind="stable") if order is None else order[np.argsort(kk[order], kind="stable")]
+        if 0 <= int(k.min(initial=0)) and top < 2**32:
+            # a key below 2**32 as two 16-bit keys, the low half first (a stable sort by the
+            # low half, then by the high half, is the stable sort by the key): two radix passes
+            parts = [k] if top < 2**16 else [k & 0xFFFF, k >> 16]
+            kks = [p.astype(np.uint16) for p in parts]
+        else:
+            kks = [k.astype(np.int64)]
+        for kk in kks:
+            order = np.argsort(kk, kind="stable") if order is None else order[np.argsort(kk[order], kind="stable")]
     return np.arange(n) if order is None else order
 
 
@@ -130,7 +137,7 @@ def _value_rank(x: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     lo, hi = float(x.min()), float(x.max())
     if hi - lo < 2**16 and np.all(x == np.floor(x)):
-        return (x - lo).astype(np.int64)
+        return (x - lo).astype(np.uint16)  # the narrowest type the sort takes (a radix pass)
     return np.unique(x, return_inverse=True)[1].reshape(-1)
 
 
@@ -185,42 +192,50 @@ class _CellValues:
                 first = view.levels(c)
                 levels = sorted(first, key=lambda v: (str(v), v is None))
                 where = {v: i for i, v in enumerate(levels)}
-                perm = np.array([where[v] for v in first], dtype=np.int64)
-                codes = perm[view.codes(c)] if perm.size else np.zeros(view.height, dtype=np.int64)
+                perm = np.array([where[v] for v in first], dtype=np.int32 if len(first) < 2**31 else np.int64)
+                codes = perm[view.codes(c)] if perm.size else np.zeros(view.height, dtype=np.int32)
             else:
                 col = rows.lazy().filter(selection.keyed()).select(c).collect().to_series()
                 codes, levels = reduce_codes.label_codes(col)
                 del col
-            self.labels[c] = (codes.astype(np.int32) if len(levels) < 2**31 else codes, levels)
+            self.labels[c] = (codes.astype(np.int32, copy=False) if len(levels) < 2**31 else codes, levels)
         self.conflict_pos = np.flatnonzero(self.conflict)  # conflicting rows among keyed rows
         self.conflict_keys = (view.conflict_keys() if coded and view is not None else
                               rows.lazy().filter(selection.keyed()).filter(bucket == "conflict")
                               .select(KEY_FIELDS).collect())
         self.base_pos = np.flatnonzero(self.in_cells)  # positions of the cell rows among keyed rows
+        if self.height < 2**31:
+            self.base_pos = self.base_pos.astype(np.int32)
         cell_rows_ = rows.lazy().filter(selection.keyed()).filter(selection.in_cells())
         if coded and view is not None and view.levels("scenario") == list(scenarios):
             code = view.codes("scenario")[self.base_pos]  # positions in the run's scenario index
         else:
             code = reduce_codes.scenario_codes(cell_rows_.select("scenario").collect().to_series(), scenarios)
-        code = code.astype(np.int32) if len(scenarios) < 2**31 else code
-        self.fields: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        code = code.astype(np.int32, copy=False) if len(scenarios) < 2**31 else code
+        self._code = code
+        self._rows = rows
         # the cell rows' mask, evaluated once (not once per field)
-        cell_mask = rows.select((selection.keyed() & selection.in_cells()).fill_null(False).alias("m")).to_series()
-        for fld in cfg.score_names:
-            col = rows.get_column(fld).filter(cell_mask)
-            idx = np.flatnonzero(col.is_not_null().to_numpy())
-            x = col.drop_nulls().to_numpy().astype(np.float64, copy=False)  # the values at idx
-            del col
-            idx = idx.astype(np.int32) if self.base_pos.size < 2**31 else idx
-            c = code[idx]
-            order = _stable_order(c, _value_rank(x))
-            self.fields[fld] = (idx[order], x[order], c[order])
+        self._cell_mask = rows.select((selection.keyed() & selection.in_cells()).fill_null(False)
+                                      .alias("m")).to_series()
 
-    def cells(self, by: list[str], subset: str | None) -> tuple[list[tuple[Any, ...]], dict[str, np.ndarray],
-                                                                dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    def field(self, fld: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The valid values of field ``fld`` on cell rows, stably sorted by (scenario, value):
+        (their positions among the cell rows, the values, their scenario codes). Built per
+        field when its cells are computed (one field's arrays at a time, not every field's
+        for the life of the stage)."""
+        col = self._rows.get_column(fld).filter(self._cell_mask)
+        idx = np.flatnonzero(col.is_not_null().to_numpy())
+        x = col.drop_nulls().to_numpy().astype(np.float64, copy=False)  # the values at idx
+        del col
+        idx = idx.astype(np.int32) if self.base_pos.size < 2**31 else idx
+        c = self._code[idx]
+        order = _stable_order(c, _value_rank(x))
+        return idx[order], x[order], c[order]
+
+    def index(self, by: list[str], subset: str | None) -> tuple[list[tuple[Any, ...]], dict[str, np.ndarray],
+                                                                np.ndarray]:
         """Sorted cell keys; their counts (``present``, ``conflict``, ``conflict_keys``,
-        ``absent``: arrays in key order); per field (values, scenario codes, cell bounds):
-        cell i's values are ``values[bounds[i]:bounds[i + 1]]`` in canonical order."""
+        ``absent``: arrays in key order); each cell row's cell (``len(keys)``: none)."""
         width = int(np.prod([len(self.labels[b][1]) for b in by]))
         narrow = np.int32 if width < 2**31 - 1 else np.int64  # half the bytes of every row-sized array
         ident = np.zeros(self.height, dtype=narrow)
@@ -256,51 +271,31 @@ class _CellValues:
             ck = (self.conflict_keys[among].with_columns(pl.Series("__cell", cell[self.conflict_pos[among]]))
                   .group_by("__cell").agg(pl.struct(list(KEY_FIELDS)).n_unique().alias("n")))
             counts["conflict_keys"][ck["__cell"].to_numpy()] = ck["n"].to_numpy()
-        base_cell = cell[self.base_pos]
-        per_field = {}
-        for fld, (idx, x, c) in self.fields.items():
-            cf = base_cell[idx]
-            order = _stable_order(cf)
-            bounds = np.r_[0, np.cumsum(np.bincount(cf, minlength=m + 1))]
-            per_field[fld] = (x[order], c[order], bounds)
-        return keys, counts, per_field
+        return keys, counts, cell[self.base_pos]
+
+    @staticmethod
+    def slices(base_cell: np.ndarray, m: int, arrays: tuple[np.ndarray, np.ndarray, np.ndarray]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One field's (values, scenario codes, cell bounds) for the cells of an :meth:`index`
+        (``m`` cells): cell i's values are ``values[bounds[i]:bounds[i + 1]]`` in canonical order."""
+        idx, x, c = arrays
+        cf = base_cell[idx]
+        order = _stable_order(cf)
+        bounds = np.r_[0, np.cumsum(np.bincount(cf, minlength=m + 1))]
+        return x[order], c[order], bounds
 
 
-def _cells(prep: _CellValues, cfg: Config, by: list[str], subset: str | None,
-           joint: JointBootstrap) -> list[dict[str, Any]]:
-    # Cells are every keyed combination, planned ones included: a variant (or judge) whose
-    # planned judgments have no row at all still gets its cell (rows 0, not_measured), so
-    # the gate cannot pass by the cell's absence.
-    keys, counts, per_field = prep.cells(by, subset)
-    # Rows of a cell (cell_row_count): a conflicting key counts once (one judgment, no
-    # score). Planned judgments with no row at all (a plan, --plan complete or a task list)
-    # are rows of the cell without a score: they enter `rows`, the bounds and the
-    # zero-filled mean.
-    present, conflict, conflict_keys, absent = (counts[c].tolist() for c in
-                                                ("present", "conflict", "conflict_keys", "absent"))
-    out: list[dict[str, Any]] = []
-    for i, key in enumerate(keys):
-        labels = dict(zip(by, key, strict=True))
-        n_absent = int(absent[i])
-        n_rows = int(present[i]) - int(conflict[i]) + int(conflict_keys[i]) + n_absent
-        for fld in cfg.score_names:
-            x, c, bounds = per_field[fld]
-            values, codes = x[bounds[i]:bounds[i + 1]], c[bounds[i]:bounds[i + 1]]
-            if values.size:
-                # per-scenario count and sum, as workbench.reduce.cell_reduction sums them
-                starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-                col = joint.add_sums(codes[starts], np.diff(np.r_[starts, codes.size]),
-                                     np.add.reduceat(values, starts))
-            else:
-                col = joint.add_sums(np.zeros(0, np.intp), np.zeros(0), np.zeros(0))
-            # the record is the summary's own dict: the joint pass fills its boot_low/boot_high
-            # codes are positions in the sorted scenario index: the clusters of the names
-            rec = _cell_record(values, stats.cell_summary_sorted(values, codes, cfg.confidence), n_rows, cfg)
-            joint.request(rec, col, where=_where((labels["variant"], labels.get("judge"), subset, fld)))
-            rec.update({"variant": labels["variant"], "judge": labels.get("judge"), "subset": subset,
-                        "field": fld, "absent": n_absent})
-            out.append(rec)
-    return out
+def _per_scenario(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A cell's per-scenario (scenario codes, counts, sums) from its values in canonical order
+    (as workbench.reduce.cell_reduction sums them), in the narrowest exact types while the
+    cell waits for its registration (the bootstrap converts them back, the same values)."""
+    if not values.size:
+        return np.zeros(0, np.intp), np.zeros(0), np.zeros(0)
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    n = np.diff(np.r_[starts, codes.size])
+    from .reduce import _compact_counts, _compact_sums
+
+    return codes[starts], _compact_counts(n), _compact_sums(np.add.reduceat(values, starts))
 
 
 def scorecard(rows: pl.DataFrame, cfg: Config, joint: JointBootstrap | None = None,
@@ -313,21 +308,63 @@ def scorecard(rows: pl.DataFrame, cfg: Config, joint: JointBootstrap | None = No
     (the sums of :func:`workbench.reduce.cell_reduction`, :class:`workbench.reduce.JointBootstrap`;
     ``joint``: the run's, shared with offsets and contrasts, else one for ``rows``).
 
-    The rows are prepared once (:class:`_CellValues`: one stable sort per field into (cell,
-    scenario, value) order, integer scenario codes), so each cell is a contiguous slice of
-    numpy arrays; the numbers are those of :func:`summarize_cell` on the cell's rows.
-    ``view``: the run's coded keyed rows (:class:`workbench.reduce_codes.KeyedCodes`), when
-    the census built them.
+    The rows are prepared once (:class:`_CellValues`: integer scenario codes; per field, one
+    stable sort into (scenario, value) order and one more per list of cells), so each cell is
+    a contiguous slice of numpy arrays; the numbers are those of :func:`summarize_cell` on the
+    cell's rows. ``view``: the run's coded keyed rows (:class:`workbench.reduce_codes.KeyedCodes`),
+    when the census built them.
+
+    Memory: the fields are taken one at a time (each field's sorted arrays, about 16 bytes per
+    valid value, exist for one field only), each cell keeping its record and its per-scenario
+    sums; the cells are then registered with the bootstrap in the order of the records (cell
+    by cell, field by field), so the bootstrap's columns and every number are those of a
+    cell-by-cell pass.
     """
     from . import reduce
 
     jb = joint if joint is not None else reduce.JointBootstrap.for_rows(rows, cfg)
     prep = _CellValues(rows, cfg, jb.scenarios, view)
+    # Cells are every keyed combination, planned ones included: a variant (or judge) whose
+    # planned judgments have no row at all still gets its cell (rows 0, not_measured), so
+    # the gate cannot pass by the cell's absence.
+    specs = [(["variant"], None), (["variant", "judge"], None), *[(["variant"], name) for name in cfg.subsets]]
+    indexes = [prep.index(by, subset) for by, subset in specs]
+    # Rows of a cell (cell_row_count): a conflicting key counts once (one judgment, no
+    # score). Planned judgments with no row at all (a plan, --plan complete or a task list)
+    # are rows of the cell without a score: they enter `rows`, the bounds and the
+    # zero-filled mean.
+    n_rows = [[int(p) - int(c) + int(k) + int(a) for p, c, k, a in
+               zip(*(counts[n].tolist() for n in ("present", "conflict", "conflict_keys", "absent")), strict=True)]
+              for _, counts, _ in indexes]
+    # per spec, per field: each cell's (record, per-scenario sums), field by field
+    done: list[dict[str, list[Any]]] = [{} for _ in specs]
+    for fld in cfg.score_names:
+        arrays = prep.field(fld)
+        for j, (keys, _, base_cell) in enumerate(indexes):
+            x, c, bounds = prep.slices(base_cell, len(keys), arrays)
+            cells = []
+            for i in range(len(keys)):
+                values, codes = x[bounds[i]:bounds[i + 1]], c[bounds[i]:bounds[i + 1]]
+                # codes are positions in the sorted scenario index: the clusters of the names
+                rec = _cell_record(values, stats.cell_summary_sorted(values, codes, cfg.confidence),
+                                   n_rows[j][i], cfg)
+                cells.append((rec, _per_scenario(values, codes)))
+            done[j][fld] = cells
+            del x, c, bounds
+        del arrays
     records: list[dict[str, Any]] = []
-    records += _cells(prep, cfg, ["variant"], None, jb)
-    records += _cells(prep, cfg, ["variant", "judge"], None, jb)
-    for name in cfg.subsets:
-        records += _cells(prep, cfg, ["variant"], name, jb)
+    for (by, subset), (keys, counts, _), per_field in zip(specs, indexes, done, strict=True):
+        absent = counts["absent"].tolist()
+        for i, key in enumerate(keys):
+            labels = dict(zip(by, key, strict=True))
+            for fld in cfg.score_names:
+                rec, sums = per_field[fld][i]
+                per_field[fld][i] = None  # registered below: its sums are the bootstrap's now
+                # the record is the summary's own dict: the joint pass fills its boot_low/boot_high
+                jb.request(rec, jb.add_sums(*sums), where=_where((labels["variant"], labels.get("judge"), subset, fld)))
+                rec.update({"variant": labels["variant"], "judge": labels.get("judge"), "subset": subset,
+                            "field": fld, "absent": int(absent[i])})
+                records.append(rec)
     jb.run()
     return pl.DataFrame(records, schema=_SCHEMA)
 
@@ -377,10 +414,12 @@ def _flag_rates_coded(view: reduce_codes.KeyedCodes, cfg: Config) -> list[dict[s
     if not view.usable or None in view.levels("variant"):
         return None
     rows = view.rows
+    # the booleans on whole columns, then filtered (a filter first would copy the flags lists)
     flags = view.cached("flag_rates:flags", lambda: (
-        rows.lazy().filter(selection.keyed())
-        .select(pl.col("flags_present").fill_null(False).alias("present"),
-                (pl.col("flags").list.len() > 0).fill_null(False).alias("flagged")).collect()))
+        rows.select(selection.keyed().fill_null(False).alias("keyed"),
+                    pl.col("flags_present").fill_null(False).alias("present"),
+                    (pl.col("flags").list.len() > 0).fill_null(False).alias("flagged"))
+        .filter(pl.col("keyed"))))
     base = (~view.is_bucket(vocab.Bucket.DUPLICATE.value, MISSING_PLANNED, vocab.Bucket.CONFLICT.value)
             & flags["present"].to_numpy())
     flagged_rows = flags["flagged"].to_numpy()
