@@ -227,7 +227,11 @@ def repetition_consistency(rows: pl.DataFrame, cfg: Config) -> dict[str, Any]:
         trials = g["trial"].n_unique()
         icc = None
         if trials > 1:
-            icc = stats.icc_oneway(g[fld].to_numpy(), (g["scenario"] + "\x1f" + g["judge"]).to_numpy())
+            # in a canonical order (cluster label, trial, value): the ICC's float sums must
+            # not depend on the order of the input lines
+            g = (g.with_columns((pl.col("scenario") + "\x1f" + pl.col("judge")).alias("__cluster"))
+                 .sort(["__cluster", "trial", fld], maintain_order=True))
+            icc = stats.icc_oneway(g[fld].to_numpy(), g["__cluster"].to_numpy())
         per_variant.append({"variant": variant, "trials": int(trials), "icc_trials": icc})
     trial_ids = sorted(v["trial"].unique().to_list())
     overall = v.group_by("variant").agg(pl.col(fld).mean().alias("m"))

@@ -198,17 +198,31 @@ def test_contrast_missingness_tests_equal_the_units_of_the_two_variants(data: di
             _same(items.test(seed, [a, b]), want, f"{a}-{b}")
 
 
-def test_string_codes_are_np_unique_codes() -> None:
-    """The paired tables' key codes (one Enum cast) are np.unique's codes of the names and
-    its sorted labels, with names whose code point order is not their numeric or case order."""
+def test_key_codes_are_np_unique_codes_of_the_cell_rows() -> None:
+    """The paired tables' key codes (whole-column Enum casts, then the cell rows kept) are
+    np.unique's codes of the cell rows' names and its sorted labels, with names whose code
+    point order is not their numeric or case order, and with names seen only on rows that are
+    no cell row (a malformed or duplicate line) left out of the labels."""
+    from workbench.selection import CELL_ROW_EXCLUDE
+
     rng = np.random.default_rng(4)
     words = np.array(["s10", "s2", "S-upper", "é-accent", "e\u0301", "s1-1", " z", "\U0001f600", "s\x1fv", "10", "9"],
                      dtype=object)
+    buckets = np.array(["valid", "partial", *sorted(CELL_ROW_EXCLUDE)], dtype=object)
+    cfg = wb.load_config()
     for n in (1, 7, 5000):
-        lab = words[rng.integers(0, words.size, n)]
-        codes, names = paired._string_codes(pl.Series(lab.tolist(), dtype=pl.String))
-        uniq, inv = np.unique(lab, return_inverse=True)
-        assert names == uniq.tolist() and codes.dtype == np.int64 and codes.tolist() == inv.reshape(-1).tolist()
+        cols = {k: words[rng.integers(0, words.size, n)].tolist() for k in paired.KEYS}
+        bucket = buckets[rng.integers(0, buckets.size, n)]
+        bucket[0] = "valid"  # at least one cell row
+        rows = pl.DataFrame({"bucket": bucket.tolist(), **cols, cfg.headline: rng.random(n)})
+        coded = paired._Coded(rows, cfg, [cfg.headline])
+        cell = ~np.isin(bucket, sorted(CELL_ROW_EXCLUDE))
+        for k in paired.KEYS:
+            uniq, inv = np.unique(np.array(cols[k], dtype=object)[cell], return_inverse=True)
+            assert coded.names[k] == uniq.tolist(), k
+            got = coded.frame[paired._CODE[k]]
+            assert got.dtype == pl.Int64 and got.to_list() == inv.reshape(-1).tolist(), k
+        assert coded.frame[cfg.headline].to_list() == rows[cfg.headline].to_numpy()[cell].tolist()
 
 
 def test_one_key_sort_is_numpys_lexsort() -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import schemas, selection, stats
+from . import reduce_codes, schemas, selection, stats
 from .config import Config
 from .reduce import JointBootstrap
 from .scorecard import cell_rows, subset_filter
@@ -48,14 +48,6 @@ KEYS = ("scenario", "variant", "trial", "judge")
 _CODE = {"scenario": "_s", "variant": "_v", "trial": "_t", "judge": "_j"}
 
 
-def _string_codes(col: pl.Series) -> tuple[np.ndarray, list[str]]:
-    """:func:`workbench.reduce_codes.label_codes` of a text column without nulls (codes
-    int64, labels sorted by code point), in one cast: with no null, the positions among the
-    sorted labels are the Enum's own physical codes."""
-    labels = sorted(col.unique().to_list())
-    return col.cast(pl.Enum(labels)).to_physical().to_numpy().astype(np.int64), labels
-
-
 class _Coded:
     """The cell rows once, with integer key codes: what every paired record filters.
 
@@ -72,17 +64,21 @@ class _Coded:
     def __init__(self, rows: pl.DataFrame, cfg: Config, fields: list[str]) -> None:
         subset_fields = [f for spec in cfg.subsets.values() for f in spec]
         keep = list(dict.fromkeys(c for c in [*KEYS, *fields, *subset_fields] if c in rows.columns))
-        base = cell_rows(rows.select(list(dict.fromkeys(["bucket", *keep]))))
+        # the codes from whole columns, filtered to the cell rows afterwards (a filter first
+        # would copy the four key texts: +0.4 GB at 5M rows); the levels are the cell rows'
+        # distinct keys in code point order, as a sort of their unique values gives
+        codes, levels, kept = reduce_codes.coded_keys(
+            rows, selection.in_cells(), KEYS,
+            extra=[pl.col(c) for c in keep if c not in KEYS or c in subset_fields])
         self.names: dict[str, list[str]] = {}
-        codes = []
         for k in KEYS:
-            col = base[k].cast(pl.String)
-            if col.null_count():  # ingest makes a line without a key malformed: never a cell row
+            if levels[k] and levels[k][0] is None:  # ingest makes a line without a key malformed
                 raise ValueError(f"a cell row has no {k}")
-            key_codes, self.names[k] = _string_codes(col)
-            codes.append(pl.Series(_CODE[k], key_codes, dtype=pl.Int64))
+            self.names[k] = levels[k]
         # the key columns as codes only (their text is kept when a subset reads it)
-        self.frame = base.select([c for c in keep if c not in KEYS or c in subset_fields]).with_columns(codes)
+        self.frame = kept.with_columns(
+            [pl.Series(_CODE[k], codes[k].astype(np.int64), dtype=pl.Int64) for k in KEYS])
+        del codes
         self.size = {k: max(len(v), 1) for k, v in self.names.items()}
         self._joint: tuple[int, np.ndarray] | None = None
 
@@ -296,7 +292,7 @@ class PairedTables:
     def coded(self) -> _Coded:
         """The coded cell rows (headline and subset fields)."""
         if self._coded is None:
-            self._coded = _Coded(self.narrow(), self.cfg, [self.cfg.headline])
+            self._coded = _Coded(self.rows, self.cfg, [self.cfg.headline])
         return self._coded
 
     def scope(self, subset: str | None) -> _Scope:
@@ -879,8 +875,14 @@ def repetition_consistency(rows: pl.DataFrame, cfg: Config, tables: PairedTables
         rank[sorted(range(distinct.size), key=labels.__getitem__)] = np.arange(distinct.size)
         cluster = rank[inverse.reshape(-1)]
         vcode, x = f["_v"].to_numpy(), f[fld].to_numpy()
+        # a canonical order (variant, cluster, trial, value), so the ICC's float sums do not
+        # depend on the order of the input lines (row order moved its last digit: a shuffled
+        # file gave -0.30539456085599653 against ...637; tests/test_synth's permutation property)
+        order = np.lexsort((x, f["_t"].to_numpy(), cluster, vcode))
+        vcode, x, cluster = vcode[order], x[order], cluster[order]
+        del order
         trials = dict(v.group_by("variant").agg(pl.col("trial").n_unique()).iter_rows())
-        for code, variant in enumerate(coded.names["variant"]):  # each variant's rows in row order
+        for code, variant in enumerate(coded.names["variant"]):  # each variant's rows in that order
             if variant not in trials:
                 continue  # no valid value (a shared coding's variant)
             icc = None

@@ -284,11 +284,16 @@ def run(
     n_offsets = offset_info["judge_pairs"] * (1 + offset_info["computed"] // max(offset_info["judge_pairs"], 1)
                                               + len(cfg.subsets))
     stage(f"judge offsets ({n_offsets} records)")
-    offsets = paired.judge_offsets(rows, cfg, progress=bar("judge offsets", n_offsets), joint=joint)
+    # the headline's cell rows coded once for the offsets and the contrasts; dropped before
+    # the confounding tests, whose judgment units are large too (paired.PairedTables)
+    tables = paired.PairedTables(rows, cfg)
+    offsets = paired.judge_offsets(rows, cfg, progress=bar("judge offsets", n_offsets), joint=joint,
+                                   tables=tables)
     release_memory()
     n_pairs = len(pairs) * (1 + len(cfg.subsets))
     stage(f"variant contrasts ({n_pairs} pairs, {pair_info['mode'].replace('_', ' ')})")
-    contrasts = paired.contrasts(rows, cfg, progress=bar("contrasts", n_pairs), joint=joint)
+    contrasts = paired.contrasts(rows, cfg, progress=bar("contrasts", n_pairs), joint=joint, tables=tables)
+    del tables
     release_memory()
     boot_doc = joint.record()
     contrasts = paired.contrast_confounding(contrasts, cen, margins, cfg, rows)
