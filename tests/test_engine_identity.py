@@ -199,3 +199,31 @@ def test_suspect_patterns_with_whitespace(tmp_path: Path, default_config) -> Non
     rows = assert_same([str(path)], default_config)
     assert rows is not None
     assert rows["bucket"].to_list() == ["malformed"] * len(odd) + ["valid"] * len(fine)
+
+
+@pytest.mark.parametrize("judge", ["judge", "j\u00e9", ":j", " j", "}j"])
+def test_key_names_as_values_and_repeated(tmp_path: Path, judge: str) -> None:
+    """A key's quoted name occurring twice in a line sends it to Python's duplicate check
+    (which then rejects the line for a repeated key in any object): the name as a string value,
+    as a key in a nested object, twice at the top, with and without a backslash in the line.
+    Names that may follow a string's closing quote in JSON (``:j``, `` j``, ``}j``) are counted
+    token by token; the others all at once (``Plan.token_regex``)."""
+    import yaml
+
+    cfg_path = tmp_path / "cfg.yaml"
+    cfg_path.write_text(yaml.safe_dump({"keys": {"judge": judge}}), encoding="utf-8")
+    cfg = load_config(str(cfg_path))
+    plan = engine.Plan(cfg, ingest._Spec(cfg).key_tokens)
+    assert (plan.token_regex is None) == (judge[0] in ": }")
+    k = json.dumps(judge, ensure_ascii=False)
+    head = '{"scenario": "s%d", "variant": "v", "trial": 1, ' + k + ': "a", "overall": 5'
+    tails = ['}', ', "verdict": ' + k + '}', ', "verdict": ' + k + ', "m": {"y": 1, "y": 2}}',
+             ', "m": {"y": 1, "y": 2}}', ', ' + k + ': "b"}', ', "m": {' + k + ': 1, "y": 1, "y": 2}}',
+             ', "x": "a\\nb", "verdict": ' + k + ', "m": {"y": 1, "y": 2}}', ', "x": "a\\nb", "verdict": ' + k + '}',
+             ', "x": [' + k + ', ' + k + ']}', ', "x": "' + judge.replace(":", "") + '"}']
+    path = tmp_path / "k.jsonl"
+    path.write_text("\n".join(head % i + t for i, t in enumerate(tails)) + "\n", encoding="utf-8")
+    rows = assert_same([str(path)], cfg)
+    assert rows is not None
+    malformed = rows.filter(pl.col("bucket") == "malformed")["line"].to_list()
+    assert malformed == [3, 5, 6, 7]  # a repeated key found where the name occurs twice

@@ -3,7 +3,8 @@
 A file is streamed in blocks of :data:`BLOCK_BYTES` (decompressed); each block of whole lines
 becomes one zero-copy Arrow ``large_string`` array (the line offsets found with numpy over the
 block's bytes, handed over in record batches of :data:`BATCH_LINES` lines) that DuckDB
-scans with its own threads: ``json_valid`` and the first byte (``{``)
+scans with its own threads (:data:`IN_FLIGHT` blocks at once, each on a thread of its own):
+``json_valid`` and the first byte (``{``)
 classify the line, and one ``json_extract`` of every configured path (one parse) gives each
 value's JSON text, from which numpy reads its type (as ``json_type`` names it), string
 (unescaped) and number (:func:`_decode_texts`); the per-line
@@ -29,9 +30,10 @@ decoder (:func:`workbench.ingest._slow_decode` and the duplicate-key check), and
 * 256 or more opening brackets in a line of 512 bytes or more (Python's decoder stops at its
   recursion limit: "nested too deeply"; DuckDB has no such limit; a shorter line that DuckDB
   reads cannot be nested that deep), counted with numpy (:func:`scan`);
-* a configured key's quoted text occurring twice in the line (:func:`repeated_keys`: a
-  ``bytes.count`` over the block first, per line only when it exceeds the lines holding the key): a
-  duplicated key, where DuckDB keeps the first value and Python the last, and the workbench
+* a configured key's quoted text occurring twice in the line (:func:`repeated_keys`: every
+  key's occurrences counted per line at once by polars' regex, against the keys present in
+  the line; or a ``bytes.count`` over the block first, per line only when it exceeds the lines
+  holding the key): a duplicated key, where DuckDB keeps the first value and Python the last, and the workbench
   rejects the line; Python applies the rule. On a line with a backslash (a key may be spelled
   with escapes), a repeated key in any object on a configured path (``json_keys``);
 * a value that Python shows as JSON text (a rubric value that is an array or object, a
@@ -55,7 +57,9 @@ import json
 import os
 import re
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +73,11 @@ from .files import path_match, path_regex_groups
 
 BLOCK_BYTES = 32 * 1024 * 1024
 """Decompressed bytes read at a time; a block's lines are decoded together."""
+
+IN_FLIGHT = 2
+"""Blocks of a file processed at once, each on its own thread and DuckDB cursor: one block's
+query (DuckDB's threads, the GIL released) and polars/numpy work run beside the other's
+Python-level steps. Frames are kept in file order, whatever order the blocks finish in."""
 
 BATCH_LINES = 8192
 """Lines per Arrow record batch handed to DuckDB (its threads take a batch each)."""
@@ -118,6 +127,16 @@ def _jsonpath(p: FieldPath) -> str:
     return out
 
 
+_AFTER_STRING = {bytes([c]) for c in b' \t\n\r:,]}'}
+"""What may follow a string's closing quote in JSON (whitespace, or ``:`` ``,`` ``]`` ``}``)."""
+_REGEX_META = set("\\.+*?()|[]{}^$#&-~")
+
+
+def _regex_literal(text: str) -> str:
+    """``text`` as a literal in a Rust regex (polars): its metacharacters escaped."""
+    return "".join("\\" + c if c in _REGEX_META else c for c in text)
+
+
 def _sql_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
@@ -146,6 +165,11 @@ class Plan:
                          for p in (cfg.keys[k] or ())}
         self.booleans = self.numbers | ({self.index[tuple(cfg.pass_field)]} if cfg.pass_field is not None else set())
         self.tokens = [t for t, _ in key_tokens]
+        # every key token at once, as a regex of literals (None: a key name that could match
+        # from a string's closing quote, or none at all: counted token by token)
+        self.token_regex: str | None = None
+        if self.tokens and all(len(t) == 2 or t[1:2] not in _AFTER_STRING for t in self.tokens):
+            self.token_regex = "|".join(_regex_literal(t.decode("utf-8")) for t in self.tokens)
         # each key token with the type columns of the paths ending in it (presence counts)
         extra: list[FieldPath] = []
         self.token_paths: list[tuple[bytes, list[str]]] = []
@@ -230,7 +254,7 @@ def repeated_tokens(lines: Lines, tokens: list[bytes]) -> np.ndarray:
     return out
 
 
-def repeated_keys(lines: Lines, plan: Plan, res: pl.DataFrame) -> np.ndarray:
+def _repeated_keys_counted(lines: Lines, plan: Plan, res: pl.DataFrame) -> np.ndarray:
     """:func:`repeated_tokens` for the lines DuckDB read (``res``, with the type columns),
     with a shortcut per token: a key's quoted text is in every line that holds it unescaped,
     so when ``bytes.count`` over the block, less its count in the other lines (those not in
@@ -268,6 +292,42 @@ def repeated_keys(lines: Lines, plan: Plan, res: pl.DataFrame) -> np.ndarray:
             slow.append(tok)
     if slow:
         out |= repeated_tokens(lines, slow)
+    return out
+
+
+def repeated_keys(lines: Lines, plan: Plan, res: pl.DataFrame, text: pl.Series | None = None) -> np.ndarray:
+    """Lines of ``res`` (the lines DuckDB read, with the type columns) where a configured key's
+    quoted text may occur more than once: every line where ``bytes.count`` in
+    :func:`workbench.ingest._python_line` would say so (a line flagged here is read by
+    Python, which decides; so more lines may be flagged, never fewer).
+
+    With the block's lines as text (``text``, null where not valid UTF-8) and key names that
+    cannot start right after a string (:attr:`Plan.token_regex`): one count per line of every
+    key token at once (polars' regex, a literal alternation, GIL released). In a line DuckDB
+    read as JSON with no backslash every quote opens or closes a string, and a token can only
+    match at an opening one (after a closing quote JSON allows only whitespace or ``:,]}``, which
+    no key name here starts with), so the count is the number of strings in the line equal to a
+    key name; each key whose path is present in the line is one of them, so when the count is
+    not above the number of present keys no key occurs twice. Lines with a backslash are
+    counted key by key with ``bytes.count``. Otherwise :func:`_repeated_keys_counted`."""
+    if plan.token_regex is None or text is None:
+        return _repeated_keys_counted(lines, plan, res)
+    n = len(lines)
+    out = np.zeros(n, dtype=bool)
+    if not res.height:
+        return out
+    ids = res["i"].to_numpy()
+    present = res.select(pl.sum_horizontal([pl.any_horizontal([pl.col(c) != _ABSENT_T for c in names])
+                                            for _, names in plan.token_paths]).alias("p"))["p"].to_numpy()
+    counts = text.gather(res["i"]).str.count_matches(plan.token_regex).to_numpy()
+    out[ids[counts > present]] = True
+    if lines.buf.find(b"\\") >= 0:  # memchr; a 32 MB comparison and its fresh pages when not
+        arr = np.frombuffer(lines.buf, dtype=np.uint8)
+        escaped = np.zeros(n, dtype=bool)
+        escaped[np.unique(_line_of(lines, byte_positions(arr, 0x5C)))] = True
+        for i in ids[escaped[ids]].tolist():
+            line = lines.line(i)
+            out[i] = any(line.count(t) > 1 for t in plan.tokens)
     return out
 
 
@@ -668,18 +728,42 @@ def read_jsonl(path: str, cfg: Config, spec: Any, progress: Callable[[int], None
     except Unsupported:
         plan = None
     groups, null_groups = path_groups(cfg, path)
-    con = _connection().cursor()  # one cursor per file: files may be read in threads
+    db = _connection()
+    # one cursor per block in flight (a cursor runs one query at a time; files may be read in
+    # threads too): block k uses cursor k % IN_FLIGHT, free again once block k - IN_FLIGHT is in
+    cons = [db.cursor() for _ in range(IN_FLIGHT)]
+    pool = ThreadPoolExecutor(max_workers=IN_FLIGHT, thread_name_prefix="workbench-block")
+    inflight: deque[Future[tuple[pl.DataFrame, int]]] = deque()
     digest: list[str] = []
     frames: list[pl.DataFrame] = []
     carry: bytes | bytearray = b""
     first = True
     line_no = 1
     total = 0
+    k = 0
+
+    def work(slot: int, lines: Lines, first_line: int) -> tuple[pl.DataFrame, int]:
+        frame, n = _block_frame(cons[slot], lines, plan, path, cfg, spec, first_line, groups, null_groups,
+                                assemble, python_line, max_line)
+        if each_block is not None and frame.width:
+            frame = each_block(frame)
+        return frame, n
+
+    def collect() -> None:  # the oldest block in flight: frames and progress in file order
+        nonlocal total
+        frame, n = inflight.popleft().result()
+        frames.append(frame)
+        total += n
+        if progress is not None:
+            progress(n)
+
     try:
         src = blocks(path, limit, too_big, digest)
         pending = next(src, None)
         while pending is not None:
             block = pending
+            if len(inflight) >= IN_FLIGHT:  # a slot free before the next block is read
+                collect()
             pending = next(src, None)
             final = pending is None
             if len(carry) <= RESERVE:  # the unfinished line put in front, the rest cut off
@@ -707,20 +791,20 @@ def read_jsonl(path: str, cfg: Config, spec: Any, progress: Callable[[int], None
                     continue
                 carry = bytes(buf[cut:])
                 del buf[cut:]
-            frame, n = _block_frame(con, buf, start, plan, path, cfg, spec, line_no, groups, null_groups,
-                                    assemble, python_line, max_line)
-            if each_block is not None and frame.width:
-                frame = each_block(frame)
-            frames.append(frame)
-            del frame
-            line_no += n
-            total += n
-            if progress is not None:
-                progress(n)
+            lines = Lines(buf, start)
+            del buf
+            inflight.append(pool.submit(work, k % IN_FLIGHT, lines, line_no))
+            k += 1
+            line_no += len(lines)
+            del lines
+        while inflight:
+            collect()
         if first:
             raise InputError(path, "file is empty")
     finally:
-        con.close()
+        pool.shutdown(wait=True, cancel_futures=True)  # no block still on a cursor
+        for con in cons:
+            con.close()
     frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed", rechunk=each_block is None)
     return frame, total, digest[0] if digest else ""
 
@@ -846,11 +930,11 @@ def _per_path(tbl: pa.Table, plan: Plan, cfg: Config) -> pl.DataFrame:
     return res.select("i", "nodup", *exprs)
 
 
-def _block_frame(con: Any, buf: bytes, start: int, plan: Plan | None, path: str, cfg: Config, spec: Any,
+def _block_frame(con: Any, lines: Lines, plan: Plan | None, path: str, cfg: Config, spec: Any,
                  first_line: int, groups: dict[str, str], null_groups: list[str],
                  assemble: Callable[..., pl.DataFrame], python_line: Callable[..., tuple[Any, str | None]],
                  max_line: int) -> tuple[pl.DataFrame, int]:
-    lines = Lines(buf, start)
+    buf = lines.buf
     n = len(lines)
     starts, ends = lines.starts, lines.ends
     lengths = ends - starts
@@ -873,7 +957,8 @@ def _block_frame(con: Any, buf: bytes, start: int, plan: Plan | None, path: str,
             null[bad] = True
         # in batches of BATCH_LINES: DuckDB scans one Arrow batch per thread (one batch of a
         # whole block ran on one thread: 0.32 s wall a block, 0.19 s in 8192-line batches)
-        con.register("lines", pa.Table.from_batches(_arrow_lines(lines, null).to_batches(BATCH_LINES)))
+        table = _arrow_lines(lines, null)
+        con.register("lines", pa.Table.from_batches(table.to_batches(BATCH_LINES)))
         try:
             tbl = con.sql(plan.sql).to_arrow_table()
         finally:
@@ -887,7 +972,12 @@ def _block_frame(con: Any, buf: bytes, start: int, plan: Plan | None, path: str,
         res = _per_path(tbl, plan, cfg)
         res = res.filter(pl.col("nodup") & ~needs_python(plan, cfg))
         if plan.tokens and res.height:
-            res = res.filter(~pl.Series(repeated_keys(lines, plan, res)[res["i"].to_numpy()]))
+            # the lines as polars text (views into the block) for the key count; not where a
+            # line is not UTF-8 (null here, but its bytes are in the buffer)
+            text = None if len(bad) else pl.Series(table.column("line").chunk(0))
+            res = res.filter(~pl.Series(repeated_keys(lines, plan, res, text)[res["i"].to_numpy()]))
+            del text
+        del table
         ok[res["i"].to_numpy()] = True
         if res.height:
             cols = fast_columns(res, plan, cfg, groups, null_groups)
