@@ -58,17 +58,17 @@ class _Coded:
     give the same codes (so the same numbers) for scenario codes as for scenario names, and a
     sort by codes is the sort by names. ``frame`` keeps the input order of the rows (polars
     group means, which sum in row order, are then those of the row table); it holds the codes,
-    the score fields and the subsets' fields only.
+    the score fields and the subsets' fields only. ``where``: only the cell rows where it holds.
     """
 
-    def __init__(self, rows: pl.DataFrame, cfg: Config, fields: list[str]) -> None:
+    def __init__(self, rows: pl.DataFrame, cfg: Config, fields: list[str], where: pl.Expr | None = None) -> None:
         subset_fields = [f for spec in cfg.subsets.values() for f in spec]
         keep = list(dict.fromkeys(c for c in [*KEYS, *fields, *subset_fields] if c in rows.columns))
         # the codes from whole columns, filtered to the cell rows afterwards (a filter first
         # would copy the four key texts: +0.4 GB at 5M rows); the levels are the cell rows'
         # distinct keys in code point order, as a sort of their unique values gives
         codes, levels, kept = reduce_codes.coded_keys(
-            rows, selection.in_cells(), KEYS,
+            rows, selection.in_cells() if where is None else selection.in_cells() & where, KEYS,
             extra=[pl.col(c) for c in keep if c not in KEYS or c in subset_fields])
         self.names: dict[str, list[str]] = {}
         for k in KEYS:
@@ -853,10 +853,12 @@ def repetition_consistency(rows: pl.DataFrame, cfg: Config, tables: PairedTables
     ranking differs from the ranking on all trials (variants with a mean in every slice only).
     """
     fld = cfg.headline
-    # the valid rows, with only the columns read here (never a copy of the whole row table)
     shared = tables is not None
     tables = PairedTables.of(rows, cfg, tables)
-    v = tables.narrow().filter(pl.col(fld).is_not_null())
+    valid = pl.col(fld).is_not_null()
+    # the valid cell rows' variant, trial and value only (the columns the means read; a
+    # filter of more would copy key texts: about +0.4 GB at 5M rows), in row order
+    v = rows.lazy().filter(selection.in_cells() & valid).select("variant", "trial", fld).collect()
     per_variant = []
     if v.height:
         # the cluster of a value: its (scenario, judge) pair, as an integer code in the order
@@ -864,7 +866,7 @@ def repetition_consistency(rows: pl.DataFrame, cfg: Config, tables: PairedTables
         # labels, without a million concatenated strings). The run's coded cell rows when
         # shared (codes of every cell row's keys: the same order, so the same clusters), else
         # the valid rows coded here
-        coded = tables.coded() if shared else _Coded(v, cfg, [fld])
+        coded = tables.coded() if shared else _Coded(rows, cfg, [fld], where=valid)
         f = coded.frame.filter(pl.col(fld).is_not_null()) if shared else coded.frame
         size_j = coded.size["judge"]
         pair = f["_s"].to_numpy() * size_j + f["_j"].to_numpy()
