@@ -2384,10 +2384,18 @@ def contrast_variance_components(
         means[gid] = rows.mean(axis=1)
         varis[gid] = rows.var(axis=1, ddof=1)
     ia, ib = 2 * keep + 1, 2 * keep
-    d = means[ia] - means[ib]
-    w = varis[ia] / na[keep] + varis[ib] / nb[keep]
-    trials = (na[keep] + nb[keep]) / 2.0
-    g_n = int(keep.size)
+    return _between_within(means[ia], varis[ia], na[keep], means[ib], varis[ib], nb[keep])
+
+
+def _between_within(mean_a: NDArray[np.float64], var_a: NDArray[np.float64], n_a: NDArray[np.intp],
+                    mean_b: NDArray[np.float64], var_b: NDArray[np.float64], n_b: NDArray[np.intp]
+                    ) -> tuple[float | None, float | None, int, float]:
+    """(between, within, G, T0) of :func:`contrast_variance_components` from the scenarios'
+    trial-mean means, variances and trial counts per side (aligned by scenario)."""
+    d = mean_a - mean_b
+    w = var_a / n_a + var_b / n_b
+    trials = (n_a + n_b) / 2.0
+    g_n = int(d.size)
     t0 = float(np.mean(trials)) if g_n else 0.0
     if g_n < 2:
         return None, None, g_n, t0
@@ -2451,17 +2459,7 @@ def combine_variance_components(a: SideComponents, b: SideComponents) -> tuple[f
     """:func:`contrast_variance_components` of a - b from the two sides' parts (the same
     numbers: see :func:`side_variance_components`)."""
     _, ia, ib = np.intersect1d(a.scenarios, b.scenarios, assume_unique=True, return_indices=True)
-    na, nb = a.trials[ia], b.trials[ib]
-    d = a.means[ia] - b.means[ib]
-    w = a.variances[ia] / na + b.variances[ib] / nb
-    trials = (na + nb) / 2.0
-    g_n = int(ia.size)
-    t0 = float(np.mean(trials)) if g_n else 0.0
-    if g_n < 2:
-        return None, None, g_n, t0
-    within = float(np.mean(w))
-    between = max(0.0, float(np.var(d, ddof=1)) - within)
-    return between, within, g_n, t0
+    return _between_within(a.means[ia], a.variances[ia], a.trials[ia], b.means[ib], b.variances[ib], b.trials[ib])
 
 
 # ---------------------------------------------------------------------------
