@@ -27,7 +27,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter
@@ -38,7 +38,7 @@ import msgspec
 import numpy as np
 import polars as pl
 
-from . import vocab
+from . import ingest_spill, vocab
 from .config import KEY_FIELDS, Config, FieldPath
 from .engine import composite_key  # noqa: F401  (re-exported: ingest.composite_key as before)
 from .errors import ConfigError, InputError
@@ -1010,16 +1010,18 @@ def read_rows(paths: Iterable[str], cfg: Config,
     """
     files = expand_inputs(list(paths))
     parts: list[tuple[pl.DataFrame, SourceFile] | InputError] = []
-    with _gc_paused():
+    # a large input's classified blocks go to disk as they are read (workbench.ingest_spill)
+    spilled = ingest_spill.Spill() if ingest_spill.wanted(files) else nullcontext()
+    with _gc_paused(), spilled as spill:
         for i, path in enumerate(files):
             try:  # read every file: all unusable ones in one message
-                parts.append(read_classified(path, cfg, i, progress))
+                parts.append(read_classified(path, cfg, i, progress, spill=spill))
             except InputError as exc:
                 parts.append(exc)
-    from .engine import release
+        from .engine import release
 
-    release()
-    return merge_parts(parts, cfg, notes)
+        release()
+        return merge_parts(parts, cfg, notes, spill=spill)
 
 
 # The seam between the per-file work and the cross-file merge (workbench.execute runs the
@@ -1027,12 +1029,17 @@ def read_rows(paths: Iterable[str], cfg: Config,
 
 
 def read_classified(path: str, cfg: Config, file_index: int = 0,
-                    progress: Callable[[int], None] | None = None) -> tuple[pl.DataFrame, SourceFile]:
+                    progress: Callable[[int], None] | None = None,
+                    spill: ingest_spill.Spill | None = None) -> tuple[pl.DataFrame, SourceFile]:
     """One file read and every row classified: all that depends on a row alone (status,
     value, bucket before duplicates). No state crosses files, so files can be read on any
-    executor; :func:`merge_parts` then joins them in file order."""
-    return read_file(path, cfg, file_index, progress,
-                     each_block=lambda frame: classified_columns(classify_frame(frame, cfg), cfg))
+    executor; :func:`merge_parts` then joins them in file order. ``spill``: each block's
+    classified frame is written to it and memory-mapped back (:mod:`workbench.ingest_spill`)."""
+    def each_block(frame: pl.DataFrame) -> pl.DataFrame:
+        out = classified_columns(classify_frame(frame, cfg), cfg)
+        return out if spill is None else spill.frame(out)
+
+    return read_file(path, cfg, file_index, progress, each_block=each_block)
 
 
 def classified_columns(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
@@ -1109,7 +1116,8 @@ def rows_from_frames(frames: list[pl.DataFrame], sources: list[SourceFile], prob
 
 def merge_parts(parts: Sequence[tuple[pl.DataFrame, SourceFile] | InputError], cfg: Config,
                 notes: dict[str, Any] | None = None,
-                mark_repeats: RepeatMarker | None = None) -> tuple[pl.DataFrame, list[SourceFile]]:
+                mark_repeats: RepeatMarker | None = None,
+                spill: ingest_spill.Spill | None = None) -> tuple[pl.DataFrame, list[SourceFile]]:
     """The cross-file merge of :func:`read_classified` results given in file order (an
     :class:`InputError` in place of a file that could not be read): concatenation in file
     order, duplicates and conflicts across the whole input, each file's "no valid row"
@@ -1123,6 +1131,9 @@ def merge_parts(parts: Sequence[tuple[pl.DataFrame, SourceFile] | InputError], c
     Memory: the per-file frames (the row table's columns plus the repeat check's content
     columns) and, at the peak, one column copied or the rows of repeated keys; no join or
     sort of the whole table (``__order`` is the row's position, the marks are set in place).
+    ``spill`` (or, when None, one made here when :func:`workbench.ingest_spill.wanted` says
+    so for the merged table's rows): the row table's columns are written to disk one at a
+    time and memory-mapped back, so the table is in no anonymous memory.
     """
     frames = [p[0] for p in parts if not isinstance(p, InputError)]
     sources = [p[1] for p in parts if not isinstance(p, InputError)]
@@ -1157,7 +1168,12 @@ def merge_parts(parts: Sequence[tuple[pl.DataFrame, SourceFile] | InputError], c
                     .alias(f"{cfg.headline}__label"))
     out = df.select(keep)
     del df
-    return _one_chunk(out, cfg), sources
+    if spill is not None:
+        return _one_chunk(out, cfg, spill), sources
+    if not ingest_spill.wanted(rows=out.height):
+        return _one_chunk(out, cfg), sources
+    with ingest_spill.Spill() as own:
+        return _one_chunk(out, cfg, own), sources
 
 
 def row_columns(columns: Sequence[str], cfg: Config) -> list[str]:
@@ -1174,12 +1190,20 @@ def row_columns(columns: Sequence[str], cfg: Config) -> list[str]:
     return keep
 
 
-def _one_chunk(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+def _one_chunk(df: pl.DataFrame, cfg: Config, spill: ingest_spill.Spill | None = None) -> pl.DataFrame:
     """``df`` in one chunk per column, rechunked a column at a time (each column's old chunks
     are freed before the next is copied: the copy costs one column, not the table). A usable
     value column ``NAME`` that is ``NAME__raw`` where it is set (the usual case) is made to
     share ``NAME__raw``'s values (its own validity only), as classification made it share them
-    block by block: 8 bytes a row and field not held twice."""
+    block by block: 8 bytes a row and field not held twice. ``spill``: each column, once in
+    one chunk, is written to disk and memory-mapped back (no sharing is needed there)."""
+    if spill is not None:
+        mapped: list[pl.Series] = []
+        for name in df.columns:
+            s = df.drop_in_place(name)
+            mapped.append(spill.series(s))
+            del s
+        return pl.DataFrame(mapped)
     if all(n == 1 for n in df.n_chunks("all")):
         return df
     raw_of = {n: f"{n}__raw" for n in cfg.score_names}
