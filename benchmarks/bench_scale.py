@@ -29,6 +29,11 @@ Peak RSS is measured two ways, both per child process:
   descendant it reaped). This is ``getrusage(RUSAGE_CHILDREN)`` for that one child alone
   (``RUSAGE_CHILDREN`` itself is a running max over all children, so it cannot separate
   successive measurements) and is exact: no sampling can miss a short peak.
+* ``anon_max``: the peak of the largest process's *anonymous* resident memory (``RssAnon``:
+  its own heap, not file pages), sampled at 20 Hz. RSS also counts the pages of files a
+  process maps, which the kernel can drop and read again: the row table on disk
+  (``workbench.ingest_spill``) is such a mapping, so under a memory limit what must fit is
+  about ``anon_max``, not ``rss_max`` (``benchmarks/memory_cap.py`` shows it).
 * ``rss_tree``: the peak of the *sum* of RSS over the child and its live descendants,
   sampled every 0.1 s with psutil. It matters where processes run at once (the workbench's
   ingest workers); it can miss a peak shorter than the sampling period.
@@ -328,10 +333,11 @@ def measure(cmd: list[str], timeout: float) -> dict[str, Any]:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, start_new_session=True)
         peak_tree = 0
         peak_hwm = 0
+        peak_anon = 0
         done = threading.Event()
 
         def poll() -> None:
-            nonlocal peak_tree, peak_hwm
+            nonlocal peak_tree, peak_hwm, peak_anon
             try:
                 root = psutil.Process(proc.pid)
             except psutil.Error:
@@ -345,6 +351,7 @@ def measure(cmd: list[str], timeout: float) -> dict[str, Any]:
                         except psutil.Error:
                             pass
                         peak_hwm = max(peak_hwm, _vm_hwm(p.pid))
+                        peak_anon = max(peak_anon, _vm_hwm(p.pid, b"RssAnon:"))
                 except psutil.Error:
                     break
                 peak_tree = max(peak_tree, total)
@@ -387,18 +394,20 @@ def measure(cmd: list[str], timeout: float) -> dict[str, Any]:
         # parent's size (0.46 GB for DuckDB's 1.4 s run). ru_maxrss only when no sample came.
         "rss_max": peak_hwm or ru.ru_maxrss * 1024,
         "rss_tree": max(peak_tree, peak_hwm) if peak_tree else None,
+        "anon_max": peak_anon or None,
         "load_at_start": load0, "timed_out": timed_out, "result": result,
         "stderr_tail": stderr.strip().splitlines()[-3:],
         "stdout_tail": [ln for ln in stdout.strip().splitlines() if not ln.startswith("{")][-3:],
     }
 
 
-def _vm_hwm(pid: int) -> int:
-    """Peak resident bytes of a live process's current program (``VmHWM``), 0 if unreadable."""
+def _vm_hwm(pid: int, key: bytes = b"VmHWM:") -> int:
+    """Peak resident bytes of a live process's current program (``VmHWM``), 0 if unreadable;
+    another ``key`` of ``/proc/PID/status`` (``RssAnon:``) in bytes likewise."""
     try:
         with open(f"/proc/{pid}/status", "rb") as f:
             for line in f:
-                if line.startswith(b"VmHWM:"):
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
@@ -475,6 +484,7 @@ def run_size(rows: int, args: argparse.Namespace, only: set[str], record: dict[s
         save()
         note = _note(rec, meta)
         print(f"   {rec['wall']:8.2f} s  cpu {rec['cpu']:7.1f} s  rss_max {gb(rec['rss_max'])}  "
+              f"anon {gb(rec['anon_max'])}  "
               f"rss_tree {gb(rec['rss_tree'])}  load {rec['load_at_start']:.1f}  rc {rec['rc']}  {note}",
               flush=True)
     duck = [r["wall"] for r in records if r["kind"] == "duckdb" and r["rc"] == 0]
@@ -529,8 +539,9 @@ def print_table(summary: dict[str, Any]) -> None:
     print(f"\n{n:,} rows; x DuckDB = wall (CPU) time / DuckDB's, the faster of its runs: "
           f"{'-' if ref is None else f'{ref:.2f} s ({ref_cpu:.2f} s CPU)'}")
     print(f"| {'measurement':<56} | {'wall':>9} | {'rows/s':>9} | {'x DuckDB':>8} | {'CPU':>8} | "
-          f"{'CPU x DuckDB':>12} | {'peak RSS (largest)':>18} | {'peak RSS (tree)':>15} | {'load':>4} |")
-    print("|" + "|".join("-" * w for w in (58, 11, 11, 10, 10, 14, 20, 17, 6)) + "|")
+          f"{'CPU x DuckDB':>12} | {'peak RSS (largest)':>18} | {'peak anon':>9} | {'peak RSS (tree)':>15} | "
+          f"{'load':>4} |")
+    print("|" + "|".join("-" * w for w in (58, 11, 11, 10, 10, 14, 20, 11, 17, 6)) + "|")
     for r in summary["records"]:
         failed = r["timed_out"] or "failed" in r["result"] or r["rc"] not in (0, 1)
         wall = f"{r['wall']:.2f} s"
@@ -539,7 +550,8 @@ def print_table(summary: dict[str, Any]) -> None:
         cratio = "-" if failed or not ref_cpu else f"{r['cpu'] / ref_cpu:.1f}x"
         label = r["label"] + (" (failed)" if failed else "")
         print(f"| {label:<56} | {wall:>9} | {rate:>9} | {ratio:>8} | {r['cpu']:>6.1f} s | {cratio:>12} | "
-              f"{gb(r['rss_max']):>18} | {gb(r['rss_tree']):>15} | {r['load_at_start']:>4.1f} |")
+              f"{gb(r['rss_max']):>18} | {gb(r.get('anon_max')):>9} | {gb(r['rss_tree']):>15} | "
+              f"{r['load_at_start']:>4.1f} |")
 
 
 def print_stages(rec: dict[str, Any]) -> None:

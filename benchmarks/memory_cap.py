@@ -73,11 +73,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resamples", type=int, default=None, help="cap the bootstrap (default: the default run)")
     ap.add_argument("--timeout", type=float, default=7200.0)
     ap.add_argument("--json", default=None, help="write the record here")
+    ap.add_argument("--input", type=Path, default=None, help="this file instead of the generated one")
+    ap.add_argument("--spill", choices=("auto", "always", "never"), default=None,
+                    help="WORKBENCH_SPILL for the run (default: as the environment has it)")
     args = ap.parse_args(argv)
     limit = parse_size(args.limit)
-    path = cache_path(args.rows)
-    if not path.exists():
-        generate(args.rows)
+    if args.input is not None:
+        path = args.input
+        with open(path, "rb") as fh:
+            args.rows = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 24), b""))
+    else:
+        path = cache_path(args.rows)
+        if not path.exists():
+            generate(args.rows)
+    if args.spill is not None:
+        os.environ["WORKBENCH_SPILL"] = args.spill
     try:
         cg, version = make_cgroup(limit)
     except OSError as e:
@@ -100,14 +110,16 @@ def main(argv: list[str] | None = None) -> int:
             pass
     size = path.stat().st_size
     rec: dict[str, Any] = {
-        "rows": args.rows, "input_bytes": size, "limit_bytes": limit, "input_over_limit": size / limit,
+        "rows": args.rows, "input": str(path), "spill": os.environ.get("WORKBENCH_SPILL", "auto"),
+        "input_bytes": size, "limit_bytes": limit, "input_over_limit": size / limit,
         "cgroup": version, "rc": m["rc"], "killed": m["rc"] == -9, "wall": m["wall"], "cpu": m["cpu"],
         "rss_max": m["rss_max"], "cgroup_peak": peak_cg, "cmd": cmd, "stderr_tail": m["stderr_tail"],
         "load_at_start": m["load_at_start"],
     }
     verdict = ("killed by the OOM killer (needs more than the limit)" if rec["killed"]
                else "completed" if m["rc"] == 0 else f"exit {m['rc']}")
-    print(f"{args.rows:,} rows, input {gb(size)} under a {gb(limit)} cgroup {version} limit "
+    print(f"{args.rows:,} rows, input {gb(size)} (WORKBENCH_SPILL={rec['spill']}) "
+          f"under a {gb(limit)} cgroup {version} limit "
           f"(input {size / limit:.2f}x the limit): {verdict}; wall {m['wall']:.1f} s, "
           f"CPU {m['cpu']:.1f} s, peak RSS {gb(m['rss_max'])}, cgroup peak {gb(peak_cg)}")
     if m["rc"] not in (0, -9):

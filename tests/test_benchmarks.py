@@ -158,3 +158,21 @@ def test_peak_rss_sees_child_and_grandchild_memory() -> None:
     assert mb * 2**20 <= grand["rss_max"] <= (mb + 150) * 2**20
     failing = bench.measure([sys.executable, "-c", "raise SystemExit(3)"], timeout=60)
     assert failing["rc"] == 3
+
+
+def test_peak_anon_counts_the_heap_not_a_mapped_file(tmp_path: Path) -> None:
+    # rss_max counts the pages of a file the process maps and reads; anon_max only its heap
+    bench = _load("bench_scale")
+    mb = 300
+    data = tmp_path / "mapped.bin"
+    with open(data, "wb") as fh:
+        fh.write(b"y" * (mb * 2**20))
+    mapped = (f"import mmap, time; f = open({str(data)!r}, 'rb'); m = mmap.mmap(f.fileno(), 0, "
+              f"access=mmap.ACCESS_READ); n = sum(m[i] for i in range(0, len(m), 4096)); time.sleep(1.0)")
+    rec = bench.measure([sys.executable, "-c", mapped], timeout=120)
+    assert rec["rc"] == 0
+    assert rec["rss_max"] >= mb * 2**20 * 0.9
+    assert rec["anon_max"] < 100 * 2**20
+    heap = bench.measure([sys.executable, "-c", f"b = b'x' * ({mb} * 2**20); import time; time.sleep(1.0)"],
+                         timeout=60)
+    assert heap["anon_max"] >= mb * 2**20 * 0.9

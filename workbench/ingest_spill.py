@@ -131,23 +131,18 @@ class Spill:
         self.close()
 
 
-def mapped_bytes(df: pl.DataFrame) -> int:
-    """How much of ``df`` is held in memory-mapped buffers (for tests and docs): the sum of
-    its Arrow buffers that lie in a file mapping, read from ``/proc/self/maps``."""
-    spans = []
+def mapped_bytes() -> int:
+    """Bytes of this process's live mappings of row-table files (0 when none is alive or off
+    Linux): what the spilled frames still hold, read from ``/proc/self/maps``. For tests and
+    measurements; a frame that copied its columns out of the mapping holds none."""
+    total = 0
     try:
         with open("/proc/self/maps") as fh:
             for line in fh:
                 parts = line.split()
-                if len(parts) >= 6 and "workbench-rows-" in parts[5]:
+                if len(parts) >= 6 and "/workbench-rows-" in parts[5]:
                     lo, hi = (int(x, 16) for x in parts[0].split("-"))
-                    spans.append((lo, hi))
+                    total += hi - lo
     except OSError:  # pragma: no cover - not Linux
         return 0
-    total = 0
-    for col in df.to_arrow().columns:
-        for chunk in col.chunks:
-            for buf in chunk.buffers():
-                if buf is not None and any(lo <= buf.address < hi for lo, hi in spans):
-                    total += buf.size
     return total
