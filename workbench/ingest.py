@@ -702,9 +702,16 @@ def _mark_repeats(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     # only keys seen more than once need their content compared (usually a small subset):
     # found on a 64-bit hash of the key first (a row whose hash is unique has a unique key;
     # a collision only adds a candidate, which the exact count on the key columns drops), then
-    # the content of those rows only: no copy of the key columns of every row
-    candidates = (df.lazy().filter(KEYED).select("__order", pl.struct(key).hash(seed=0).alias("__h"))
-                  .filter(pl.col("__h").is_duplicated()).select("__order").collect())["__order"]
+    # the content of those rows only. The hash is the XOR of one hash per key column (each
+    # with its own seed), computed on whole columns and masked to the keyed rows: a filter or
+    # a struct of the key columns first would copy the key texts of every row (0.3 GB at 5M
+    # rows); the XOR's extra collisions only add candidates
+    h = pl.col(key[0]).hash(seed=0)
+    for i, k in enumerate(key[1:], 1):
+        h = h ^ pl.col(k).hash(seed=i)
+    masked = pl.when(KEYED).then(h)
+    candidates = (df.lazy().select("__order", (masked.is_duplicated() & KEYED).alias("__cand"))
+                  .filter("__cand").select("__order").collect())["__order"]
     sub = df.select("__order", *key, *content_exprs(df.columns, cfg))[candidates.cast(pl.Int64)]
     sub = sub.filter(pl.len().over(key) > 1).select(
         "__order", *key, pl.struct(content_columns(cfg)).alias("__content"))
@@ -745,11 +752,19 @@ def apply_repeat_marks(df: pl.DataFrame, repeat: pl.DataFrame, cfg: Config) -> p
         # a mark always has its reason (repeat_marks gives both or neither)
         df = df.with_columns(df["bucket"].scatter(at, marks["__repeat"]),
                              df["reason"].scatter(at, marks["__repeat_reason"]))
-    # A repeated row is counted once (duplicate) or not at all (conflict), and a malformed
-    # line has no trustworthy key: their values never reach a mean, so the usable-value
-    # columns are nulled here, once, for every stage (``NAME__raw`` keeps what was read).
-    held_out = pl.col("bucket").is_in(["duplicate", "conflict", "malformed"])
-    return df.with_columns([pl.when(~held_out).then(pl.col(n)).alias(n) for n in cfg.score_names])
+    return df
+
+
+HELD_OUT_BUCKETS = ("duplicate", "conflict", "malformed")
+HELD_OUT = pl.col("bucket").is_in(list(HELD_OUT_BUCKETS))
+"""Rows whose values never reach a mean: a repeated row is counted once (duplicate) or not at
+all (conflict), and a malformed line has no trustworthy key. :func:`merge_parts` nulls their
+usable-value columns ``NAME``, once, for every stage (``NAME__raw`` keeps what was read)."""
+
+
+def _usable(name: str) -> pl.Expr:
+    """The usable-value column ``name`` nulled on the :data:`HELD_OUT` rows."""
+    return pl.when(~HELD_OUT).then(pl.col(name)).alias(name)
 
 
 # --------------------------------------------------------------------------- public
@@ -1168,10 +1183,11 @@ def merge_parts(parts: Sequence[tuple[pl.DataFrame, SourceFile] | InputError], c
                     .alias(f"{cfg.headline}__label"))
     out = df.select(keep)
     del df
+    if spill is None and not ingest_spill.wanted(rows=out.height):
+        out = out.with_columns([_usable(n) for n in cfg.score_names])
+        return _one_chunk(out, cfg), sources
     if spill is not None:
         return _one_chunk(out, cfg, spill), sources
-    if not ingest_spill.wanted(rows=out.height):
-        return _one_chunk(out, cfg), sources
     with ingest_spill.Spill() as own:
         return _one_chunk(out, cfg, own), sources
 
@@ -1196,11 +1212,22 @@ def _one_chunk(df: pl.DataFrame, cfg: Config, spill: ingest_spill.Spill | None =
     value column ``NAME`` that is ``NAME__raw`` where it is set (the usual case) is made to
     share ``NAME__raw``'s values (its own validity only), as classification made it share them
     block by block: 8 bytes a row and field not held twice. ``spill``: each column, once in
-    one chunk, is written to disk and memory-mapped back (no sharing is needed there)."""
+    one chunk, is written to disk and memory-mapped back (no sharing is needed there), the
+    usable values ``NAME`` nulled on the held-out rows on the way (:func:`_usable`; without a
+    spill the caller nulls them)."""
     if spill is not None:
+        # the usable values nulled on the held-out rows one column at a time, as each is
+        # written (all at once they would be 8 bytes a row and field in memory together)
+        # (on the Series alone: a select on the frame, whose columns are in one chunk per
+        # block while bucket is in one, made copies of other columns: 1.2 GB at 5M rows)
+        usable = ~df["bucket"].is_in(list(HELD_OUT_BUCKETS))
         mapped: list[pl.Series] = []
         for name in df.columns:
-            s = df.drop_in_place(name)
+            if name in cfg.score_names:
+                s = pl.select(pl.when(pl.lit(usable)).then(pl.lit(df.drop_in_place(name)))
+                              .alias(name)).to_series()
+            else:
+                s = df.drop_in_place(name)
             mapped.append(spill.series(s))
             del s
         return pl.DataFrame(mapped)
