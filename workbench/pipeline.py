@@ -258,6 +258,9 @@ def run(
         # one input line holds several judgments: the ledger counts judgments (rows)
         head["ledger_notes"]["input_lines"] = sum(s.lines for s in sources)
     malformed = rows.lazy().filter(pl.col("bucket") == "malformed").select("file", "line", "reason").collect()
+    # the census's group numbers of every keyed row: its tables are built (cached in the view),
+    # so they go before the missingness tests make their units
+    view.forget("groups:")
     missing_tests = missingness_tests(rows, cfg, view=view)
     view.forget("groups:", "census:")  # the census's group numbers: the later stages read none
     scales = scale_checks(rows, cfg)
