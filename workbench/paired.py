@@ -380,24 +380,37 @@ def _distinct_sorted(k: np.ndarray) -> np.ndarray:
     return k[np.r_[True, k[1:] != k[:-1]]] if k.size else k
 
 
-def _offset_from(scope: _Scope, cfg: Config, ja: str, jb: str, variant: str | None,
-                 subset: str | None, boot: JointBootstrap) -> dict[str, Any]:
-    """The offset record from a prepared scope: the pairs of :func:`judge_pairs` (the same
-    arrays in the same order) by an integer join of the two judges' rows."""
-    fld = cfg.headline
+def _offset_pairs(scope: _Scope, ja: str, jb: str, variant: str | None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """The pairs of :func:`judge_pairs` (the same arrays in the same order) by an integer
+    join of the two judges' rows: (a, b, scenario codes, items only a has, items only b has).
+    The join's index arrays are freed as soon as they are used: a judge's rows are half the
+    cell rows, and the join's arrays together were 0.2 GB at 5M rows."""
     ia, ib = _judge_rows(scope, ja, variant), _judge_rows(scope, jb, variant)
     ka, kb = scope.item_codes(ia), scope.item_codes(ib)  # ascending; ties by value
-    # the inner join: every row of a with every row of b of its item, by (item, a, b)
-    lo, hi = np.searchsorted(kb, ka, "left"), np.searchsorted(kb, ka, "right")
-    cnt = hi - lo
-    pa = np.repeat(np.arange(ka.size), cnt)
-    pb = np.arange(pa.size) + np.repeat(lo - np.cumsum(cnt) + cnt, cnt)
-    a, b = scope.x[ia][pa], scope.x[ib][pb]
-    d = a - b
-    sc = scope.sc[ia][pa]
     items_a, items_b = _distinct_sorted(ka), _distinct_sorted(kb)
     both = int(np.isin(items_a, items_b, assume_unique=True).sum())
     only_a, only_b = int(items_a.size) - both, int(items_b.size) - both
+    del items_a, items_b
+    # the inner join: every row of a with every row of b of its item, by (item, a, b)
+    lo = np.searchsorted(kb, ka, "left")
+    cnt = np.searchsorted(kb, ka, "right")
+    cnt -= lo
+    del ka, kb
+    pa = np.repeat(np.arange(cnt.size), cnt)
+    pb = np.arange(pa.size) + np.repeat(lo - np.cumsum(cnt) + cnt, cnt)
+    del lo, cnt
+    ia, ib = ia[pa], ib[pb]
+    del pa, pb
+    return scope.x[ia], scope.x[ib], scope.sc[ia], only_a, only_b
+
+
+def _offset_from(scope: _Scope, cfg: Config, ja: str, jb: str, variant: str | None,
+                 subset: str | None, boot: JointBootstrap) -> dict[str, Any]:
+    """The offset record from a prepared scope, on the pairs of :func:`_offset_pairs`."""
+    fld = cfg.headline
+    a, b, sc, only_a, only_b = _offset_pairs(scope, ja, jb, variant)
+    d = a - b
     ps = stats.paired_summary(d, sc, cfg.confidence, bootstrap=False)
     p_cl = None
     if ps.se_clustered is not None and ps.se_clustered > 0 and ps.df_clustered is not None:
