@@ -261,6 +261,7 @@ def run(
     # the census's group numbers of every keyed row: its tables are built (cached in the view),
     # so they go before the missingness tests make their units
     view.forget("groups:")
+    release_memory()
     missing_tests = missingness_tests(rows, cfg, view=view)
     view.forget("groups:", "census:")  # the census's group numbers: the later stages read none
     scales = scale_checks(rows, cfg)
@@ -312,6 +313,7 @@ def run(
             rows, cfg, check.read_published(published, cfg), source=published)
     if claims is not None:
         claims_checked = check.check_claims(rows, cfg, check.read_claims(claims))
+    release_memory()  # what the confounding tests' units freed
     repetition = paired.repetition_consistency(rows, cfg)
     release_memory()
     harness_doc = None
