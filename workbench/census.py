@@ -386,11 +386,13 @@ def design_missingness_test(units: pl.DataFrame | CodedUnits, factor: str, seed:
 
 
 class CodedUnits(NamedTuple):
-    """Judgment units as codes (:func:`_coded_units`)."""
+    """Judgment units as codes (:func:`_coded_units`): of the units' four key codes only what
+    the two tests read (a table of all four was 80 MB at 5M rows, alive through both)."""
 
-    keys: np.ndarray  # per unit, its four key codes (scenario, variant, trial, judge), sorted
+    judge: np.ndarray  # per unit (sorted by scenario, variant, trial, judge), its judge code
     missing: np.ndarray  # per unit, 1.0 when the judgment has no usable score
     item: np.ndarray  # per unit, its item (scenario x variant x trial), numbered in order
+    item_keys: np.ndarray  # per item, its (scenario, variant) codes
 
 
 def _coded_units(view: reduce_codes.KeyedCodes) -> CodedUnits | None:
@@ -415,19 +417,20 @@ def _coded_units(view: reduce_codes.KeyedCodes) -> CodedUnits | None:
     # (scenario, variant, trial)
     change = np.r_[True, np.any(keys[1:, :3] != keys[:-1, :3], axis=1)]
     item = np.cumsum(change, dtype=np.int64) - 1
-    return CodedUnits(keys, missing, item)
+    item_keys = keys[np.flatnonzero(change), :2]
+    del change
+    return CodedUnits(keys[:, 3].copy(), missing, item, item_keys)
 
 
 def _coded_missingness_test(coded: CodedUnits, factor: str, seed: int) -> stats.TestResult:
     """:func:`design_missingness_test` on :func:`_coded_units`: the same units, items, codes
     (monotone in the labels) and order, hence the same numbers."""
-    keys, missing, item = coded
+    judge, missing, item, item_keys = coded
     if factor == "variant":  # VariantItems: per item, missing and total judgments
         m = np.bincount(item, weights=missing)
         n = np.bincount(item).astype(float)
-        first = np.flatnonzero(np.r_[True, item[1:] != item[:-1]])
-        return stats.block_permutation_test(m, n, keys[first, 1], keys[first, 0], PERMUTATIONS, seed)
-    return stats.block_permutation_test(missing, np.ones(missing.size), keys[:, 3], item, PERMUTATIONS, seed)
+        return stats.block_permutation_test(m, n, item_keys[:, 1], item_keys[:, 0], PERMUTATIONS, seed)
+    return stats.block_permutation_test(missing, np.ones(missing.size), judge, item, PERMUTATIONS, seed)
 
 
 METHODS = {
