@@ -105,6 +105,14 @@ def _cells_and_scenarios(rows: pl.DataFrame, cfg: Config, view: reduce_codes.Key
     return _raw_counts(keyed, ["judge", "variant"], cfg), _ScenarioJudgments(keyed)
 
 
+def _cells(rows: pl.DataFrame, cfg: Config, view: reduce_codes.KeyedCodes) -> pl.DataFrame:
+    """The (judge, variant) counts of :func:`_cells_and_scenarios` alone (a stage that reads
+    no per-scenario judgments need not keep or build them)."""
+    if view.usable:
+        return _cell_counts(view, cfg)
+    return _raw_counts(_keyed(rows, cfg), ["judge", "variant"], cfg)
+
+
 def _sum_to(raw: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     """:func:`_raw_counts` per ``by`` from a finer table of them (every count adds up: a
     conflicting key belongs to one judge, variant and scenario)."""
@@ -483,7 +491,7 @@ def missingness_tests(rows: pl.DataFrame, cfg: Config,
         view = reduce_codes.KeyedCodes(rows, cfg)
     coded = _coded_units(view)
     units: pl.DataFrame | CodedUnits = judgment_units(rows, cfg) if coded is None else coded
-    cells, _ = _cells_and_scenarios(rows, cfg, view)
+    cells = _cells(rows, cfg, view)
     for factor in ("judge", "variant"):
         c = _derive(_sum_to(cells, [factor]))
         table = np.array([[m, n - m] for m, n in c.select("missing", "judgments").iter_rows()], dtype=float)
