@@ -105,6 +105,14 @@ def _cells_and_scenarios(rows: pl.DataFrame, cfg: Config, view: reduce_codes.Key
     return _raw_counts(keyed, ["judge", "variant"], cfg), _ScenarioJudgments(keyed)
 
 
+def _cells(rows: pl.DataFrame, cfg: Config, view: reduce_codes.KeyedCodes) -> pl.DataFrame:
+    """The (judge, variant) counts of :func:`_cells_and_scenarios` alone (a stage that reads
+    no per-scenario judgments need not keep or build them)."""
+    if view.usable:
+        return _cell_counts(view, cfg)
+    return _raw_counts(_keyed(rows, cfg), ["judge", "variant"], cfg)
+
+
 def _sum_to(raw: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     """:func:`_raw_counts` per ``by`` from a finer table of them (every count adds up: a
     conflicting key belongs to one judge, variant and scenario)."""
@@ -260,27 +268,38 @@ def judgment_units(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     A judgment is a key: duplicates are counted once, a conflicting key is one judgment with
     no usable score, a planned-but-absent judgment is missing (as in the census).
     """
-    if rows.height and all(rows.schema.get(k) == pl.String for k in KEY_FIELDS):
-        # the same table from integer codes (label order = the sort's order, nulls first):
-        # one grouping of int64 identifiers instead of a group_by and a sort on four strings;
-        # the codes come from whole columns (reduce_codes.coded_keys: no filtered copy of the text)
-        codes, levels, df = reduce_codes.coded_keys(rows, selection.keyed_once(), KEY_FIELDS,
-                                                    [(pl.col("bucket") == "valid").fill_null(False).alias("v")])
-        if df.height:
-            is_valid = df["v"].to_numpy()
-            del df
-            keys, inv = reduce_codes.group_ids(*[codes[k] for k in KEY_FIELDS])
-            del codes
-            n = np.bincount(inv, minlength=keys.shape[0])
-            valid = np.bincount(inv[is_valid], minlength=keys.shape[0])
-            del inv, is_valid
-            return pl.DataFrame([pl.Series(k, levels[k], dtype=pl.String).gather(keys[:, j])
-                                 for j, k in enumerate(KEY_FIELDS)]
-                                ).with_columns(pl.Series("missing", ((valid < n) | (n > 1)).astype(np.float64)))
+    coded = _unit_codes(rows)
+    if coded is not None:
+        keys, levels, missing = coded
+        return pl.DataFrame([pl.Series(k, levels[k], dtype=pl.String).gather(keys[:, j])
+                             for j, k in enumerate(KEY_FIELDS)]).with_columns(pl.Series("missing", missing))
     keyed = rows.lazy().filter(selection.keyed_once()).select(*KEY_FIELDS, "bucket").collect()
     return keyed.group_by(list(KEY_FIELDS)).agg(
         (~(pl.col("bucket") == "valid").all() | (pl.len() > 1)).cast(pl.Float64).alias("missing")
     ).sort(list(KEY_FIELDS))
+
+
+def _unit_codes(rows: pl.DataFrame) -> tuple[np.ndarray, dict[str, list[Any]], np.ndarray] | None:
+    """:func:`judgment_units` as integer codes: (the units' four key codes, int32, sorted by
+    the key; the labels per key column in the sort's order, nulls first; ``missing`` per
+    unit), or None when the keys are not all text or no row is keyed.
+
+    One grouping of int64 identifiers instead of a group_by and a sort on four strings; the
+    codes come from whole columns (reduce_codes.coded_keys: no filtered copy of the text)."""
+    if not (rows.height and all(rows.schema.get(k) == pl.String for k in KEY_FIELDS)):
+        return None
+    codes, levels, df = reduce_codes.coded_keys(rows, selection.keyed_once(), KEY_FIELDS,
+                                                [(pl.col("bucket") == "valid").fill_null(False).alias("v")])
+    if not df.height:
+        return None
+    is_valid = df["v"].to_numpy()
+    del df
+    keys, inv = reduce_codes.group_ids(*[codes[k] for k in KEY_FIELDS], key_dtype=np.int32)
+    del codes
+    n = np.bincount(inv, minlength=keys.shape[0])
+    valid = np.bincount(inv[is_valid], minlength=keys.shape[0])
+    del inv, is_valid
+    return keys, levels, ((valid < n) | (n > 1)).astype(np.float64)
 
 
 def _dense(col: pl.Series) -> np.ndarray | None:
@@ -320,6 +339,30 @@ class VariantItems:
         self.labels, self.blocks = items["variant"].to_numpy(), items["scenario"].to_numpy()
         self._code = None
 
+    @classmethod
+    def of_rows(cls, rows: pl.DataFrame, cfg: Config) -> VariantItems:
+        """``VariantItems(judgment_units(rows, cfg))``, from the units' codes when they allow
+        (:func:`_unit_codes`, no null scenario, variant or trial): the same items in the same
+        order, labels and blocks (codes in the labels' sort order), without the units' key
+        texts (four string columns of one row per judgment, 0.3 GB at 5M rows) nor their
+        recoding."""
+        coded = _unit_codes(rows)
+        if coded is None or any(None in coded[1][c] for c in ("scenario", "variant", "trial")):
+            return cls(judgment_units(rows, cfg))
+        keys, levels, missing = coded
+        # units come sorted by (scenario, variant, trial, judge): an item is a run of equal
+        # (scenario, variant, trial), numbered in order (the items' sorted order)
+        change = np.r_[True, np.any(keys[1:, :3] != keys[:-1, :3], axis=1)]
+        first = np.flatnonzero(change)
+        item = np.cumsum(change, dtype=np.int64) - 1
+        del change
+        self = cls.__new__(cls)
+        self.m = np.bincount(item, weights=missing, minlength=first.size)
+        self.n = np.bincount(item, minlength=first.size).astype(float)
+        self.labels, self.blocks = keys[first, 1].astype(np.int64), keys[first, 0].astype(np.int64)
+        self._code = {v: i for i, v in enumerate(levels["variant"])}
+        return self
+
     def test(self, seed: int, variants: list[Any] | None = None) -> stats.TestResult:
         """:func:`workbench.stats.block_permutation_test` on the items of ``variants`` (all: None)."""
         if variants is None:
@@ -351,11 +394,13 @@ def design_missingness_test(units: pl.DataFrame | CodedUnits, factor: str, seed:
 
 
 class CodedUnits(NamedTuple):
-    """Judgment units as codes (:func:`_coded_units`)."""
+    """Judgment units as codes (:func:`_coded_units`): of the units' four key codes only what
+    the two tests read (a table of all four was 80 MB at 5M rows, alive through both)."""
 
-    keys: np.ndarray  # per unit, its four key codes (scenario, variant, trial, judge), sorted
+    judge: np.ndarray  # per unit (sorted by scenario, variant, trial, judge), its judge code
     missing: np.ndarray  # per unit, 1.0 when the judgment has no usable score
     item: np.ndarray  # per unit, its item (scenario x variant x trial), numbered in order
+    item_keys: np.ndarray  # per item, its (scenario, variant) codes
 
 
 def _coded_units(view: reduce_codes.KeyedCodes) -> CodedUnits | None:
@@ -369,7 +414,7 @@ def _coded_units(view: reduce_codes.KeyedCodes) -> CodedUnits | None:
     if any(min(v, default=" ") <= "\x1f" for k in ("scenario", "variant") for v in view.levels(k)):
         return None
     once = ~view.is_bucket("duplicate")
-    keys, inv = reduce_codes.group_ids(*[view.codes(k)[once] for k in KEY_FIELDS])
+    keys, inv = reduce_codes.group_ids(*[view.codes(k)[once] for k in KEY_FIELDS], key_dtype=np.int32)
     if keys.shape[0] == 0:
         return None
     n = np.bincount(inv, minlength=keys.shape[0])
@@ -380,19 +425,20 @@ def _coded_units(view: reduce_codes.KeyedCodes) -> CodedUnits | None:
     # (scenario, variant, trial)
     change = np.r_[True, np.any(keys[1:, :3] != keys[:-1, :3], axis=1)]
     item = np.cumsum(change, dtype=np.int64) - 1
-    return CodedUnits(keys, missing, item)
+    item_keys = keys[np.flatnonzero(change), :2]
+    del change
+    return CodedUnits(keys[:, 3].copy(), missing, item, item_keys)
 
 
 def _coded_missingness_test(coded: CodedUnits, factor: str, seed: int) -> stats.TestResult:
     """:func:`design_missingness_test` on :func:`_coded_units`: the same units, items, codes
     (monotone in the labels) and order, hence the same numbers."""
-    keys, missing, item = coded
+    judge, missing, item, item_keys = coded
     if factor == "variant":  # VariantItems: per item, missing and total judgments
         m = np.bincount(item, weights=missing)
         n = np.bincount(item).astype(float)
-        first = np.flatnonzero(np.r_[True, item[1:] != item[:-1]])
-        return stats.block_permutation_test(m, n, keys[first, 1], keys[first, 0], PERMUTATIONS, seed)
-    return stats.block_permutation_test(missing, np.ones(missing.size), keys[:, 3], item, PERMUTATIONS, seed)
+        return stats.block_permutation_test(m, n, item_keys[:, 1], item_keys[:, 0], PERMUTATIONS, seed)
+    return stats.block_permutation_test(missing, np.ones(missing.size), judge, item, PERMUTATIONS, seed)
 
 
 METHODS = {
@@ -445,7 +491,7 @@ def missingness_tests(rows: pl.DataFrame, cfg: Config,
         view = reduce_codes.KeyedCodes(rows, cfg)
     coded = _coded_units(view)
     units: pl.DataFrame | CodedUnits = judgment_units(rows, cfg) if coded is None else coded
-    cells, _ = _cells_and_scenarios(rows, cfg, view)
+    cells = _cells(rows, cfg, view)
     for factor in ("judge", "variant"):
         c = _derive(_sum_to(cells, [factor]))
         table = np.array([[m, n - m] for m, n in c.select("missing", "judgments").iter_rows()], dtype=float)

@@ -75,9 +75,9 @@ class _Coded:
             if levels[k] and levels[k][0] is None:  # ingest makes a line without a key malformed
                 raise ValueError(f"a cell row has no {k}")
             self.names[k] = levels[k]
-        # the key columns as codes only (their text is kept when a subset reads it)
-        self.frame = kept.with_columns(
-            [pl.Series(_CODE[k], codes[k].astype(np.int64), dtype=pl.Int64) for k in KEYS])
+        # the key columns as int32 codes only (their text is kept when a subset reads it):
+        # half the bytes of int64 codes, which held 0.16 GB at 5M rows
+        self.frame = kept.with_columns([pl.Series(_CODE[k], codes[k], dtype=pl.Int32) for k in KEYS])
         del codes
         self.size = {k: max(len(v), 1) for k, v in self.names.items()}
         self._joint: tuple[int, np.ndarray] | None = None
@@ -145,22 +145,33 @@ class _Scope:
         if judge is not None:
             jc = coded.code("judge", judge)
             pred = pred & (pl.col("_j") == (-1 if jc is None else jc))
-        # input order: the group means below sum each group in the row table's order
-        self.frame = coded.frame.filter(pred).select("_s", "_v", "_t", "_j", pl.col(fld).alias("x"))
-        f = self.frame
+        self._pred, self._fld = pred, fld
+        f = self.rows()
+        # the contrasts' unit means (the config's pairing) now, from these rows: the grouping
+        # (0.2 GB at 5M rows inside polars) then comes before the sorted arrays exist, not on
+        # top of them and the judge offsets' orders
+        self._units: dict[bool, tuple[np.ndarray, ...]] = {
+            cfg.trials_matched: self._unit_means(f, cfg.trials_matched)}
         sc, vr, tr, jd = (f[c].to_numpy() for c in ("_s", "_v", "_t", "_j"))
-        x = f["x"].to_numpy().astype(np.float64)
+        x = f["x"].to_numpy().astype(np.float64, copy=False)
+        del f
         # the sort by (variant, scenario, trial, judge, value): one mixed-radix key of the
         # four codes orders as they do, so a two-key stable sort gives the same permutation
         order = _lexsort(x, _radix(coded, [("variant", vr), ("scenario", sc), ("trial", tr), ("judge", jd)]))
         self.sc, self.vr, self.tr, self.jd, self.x = sc[order], vr[order], tr[order], jd[order], x[order]
-        self._units: dict[bool, tuple[np.ndarray, ...]] = {}
         self._by_judge: np.ndarray | None = None
         self._judges_sorted: np.ndarray | None = None
         self._orders: dict[tuple[str, bool], tuple[np.ndarray, np.ndarray]] = {}
         self._columns: dict[tuple[int, str], int] = {}
         self._components: dict[str, stats.SideComponents] = {}
         self._sides: dict[str, stats.ClusterSide] = {}
+
+    def rows(self) -> pl.DataFrame:
+        """The scope's rows of the coded cell rows (codes and value ``x``), in input order (the
+        group means of :meth:`units` sum each group in the row table's order). Made again
+        when asked for, not kept: the sorted arrays hold the same values, and a kept copy
+        was 0.16 GB at 5M rows."""
+        return self.coded.frame.filter(self._pred).select("_s", "_v", "_t", "_j", pl.col(self._fld).alias("x"))
 
     def column(self, boot: JointBootstrap, variant: str) -> int:
         """The bootstrap column of a variant's values (registered once per bootstrap: every
@@ -183,7 +194,7 @@ class _Scope:
         units (scenario, variant, trial) coded in the order of their names; once per variant."""
         if variant not in self._components:
             sp, size = self.span(variant), self.coded.size
-            trial_unit = (self.sc[sp] * size["variant"] + self.vr[sp]) * size["trial"] + self.tr[sp]
+            trial_unit = (self.sc[sp].astype(np.int64) * size["variant"] + self.vr[sp]) * size["trial"] + self.tr[sp]
             self._components[variant] = stats.side_variance_components(self.x[sp], self.sc[sp], trial_unit)
         return self._components[variant]
 
@@ -198,35 +209,40 @@ class _Scope:
         sorted by variant then unit key (the unit's scenario[, trial], judge order). The means
         are polars group means of the rows in input order (the plain version's sums)."""
         if trials_matched not in self._units:
-            by = ["_v", "_s", "_t", "_j"] if trials_matched else ["_v", "_s", "_j"]
-            size = self.coded.size
-            widths = [size[k] for k in (("variant", "scenario", "trial", "judge") if trials_matched
-                                        else ("variant", "scenario", "judge"))]
-            if float(np.prod([float(w) for w in widths])) < 2.0**62:
-                # one int64 key (mixed radix of the codes, in their order): the same groups,
-                # each the mean of its rows in row order, sorted by a numpy sort of the keys
-                k = pl.lit(0, dtype=pl.Int64)
-                for c, w in zip(by, widths, strict=True):
-                    k = k * w + pl.col(c).cast(pl.Int64)
-                g = self.frame.group_by(k.alias("k")).agg(pl.col("x").mean().alias("m"))
-                kk = g["k"].to_numpy()
-                order = np.argsort(kk, kind="stable")
-                kk, m = kk[order], g["m"].to_numpy()[order]
-                digits, rest = [], kk
-                for w in reversed(widths):  # the codes back, least significant first
-                    rest, d = np.divmod(rest, w)
-                    digits.append(d)
-                codes = digits[::-1]  # by's columns
-                v, s, j = codes[0], codes[1], codes[-1]
-                key = (s * size["trial"] + codes[2] if trials_matched else s) * size["judge"] + j
-                self._units[trials_matched] = (v, s, key, m)
-            else:
-                u = self.frame.group_by(by).agg(pl.col("x").mean().alias("m")).sort(by)
-                v, s, j = u["_v"].to_numpy(), u["_s"].to_numpy(), u["_j"].to_numpy()
-                key = s * size["trial"] + u["_t"].to_numpy() if trials_matched else s
-                key = key * size["judge"] + j
-                self._units[trials_matched] = (v, s, key, u["m"].to_numpy())
+            self._units[trials_matched] = self._unit_means(self.rows(), trials_matched)
         return self._units[trials_matched]
+
+    def _unit_means(self, rows: pl.DataFrame, trials_matched: bool) -> tuple[np.ndarray, ...]:
+        """:meth:`units` from the scope's rows (:meth:`rows`)."""
+        by = ["_v", "_s", "_t", "_j"] if trials_matched else ["_v", "_s", "_j"]
+        size = self.coded.size
+        widths = [size[k] for k in (("variant", "scenario", "trial", "judge") if trials_matched
+                                    else ("variant", "scenario", "judge"))]
+        if float(np.prod([float(w) for w in widths])) < 2.0**62:
+            # one int64 key (mixed radix of the codes, in their order): the same groups,
+            # each the mean of its rows in row order, sorted by a numpy sort of the keys
+            k = pl.lit(0, dtype=pl.Int64)
+            for c, w in zip(by, widths, strict=True):
+                k = k * w + pl.col(c).cast(pl.Int64)
+            g = rows.group_by(k.alias("k")).agg(pl.col("x").mean().alias("m"))
+            kk = g["k"].to_numpy()
+            order = np.argsort(kk, kind="stable")
+            kk, m = kk[order], g["m"].to_numpy()[order]
+            digits, rest = [], kk
+            for w in reversed(widths):  # the codes back, least significant first
+                rest, d = np.divmod(rest, w)
+                digits.append(d)
+            codes = digits[::-1]  # by's columns
+            v, s, j = codes[0], codes[1], codes[-1]
+            key = (s * size["trial"] + codes[2] if trials_matched else s) * size["judge"] + j
+            return v, s, key, m
+        # int64 key columns, as the codes were before they were held as int32
+        u = (rows.with_columns(pl.col(by).cast(pl.Int64))
+             .group_by(by).agg(pl.col("x").mean().alias("m")).sort(by))
+        v, s, j = u["_v"].to_numpy(), u["_s"].to_numpy(), u["_j"].to_numpy()
+        key = s * size["trial"] + u["_t"].to_numpy() if trials_matched else s
+        key = key * size["judge"] + j
+        return v, s, key, u["m"].to_numpy()
 
     def unit_order(self, variant: str, trials_matched: bool) -> tuple[np.ndarray, np.ndarray]:
         """A variant's unit means (:meth:`units`, key order) and their stable argsort, once."""
@@ -255,7 +271,7 @@ class _Scope:
     def item_codes(self, idx: np.ndarray) -> np.ndarray:
         """Item (scenario, variant, trial) codes of rows ``idx``, monotone in that order."""
         size = self.coded.size
-        return (self.sc[idx] * size["variant"] + self.vr[idx]) * size["trial"] + self.tr[idx]
+        return (self.sc[idx].astype(np.int64) * size["variant"] + self.vr[idx]) * size["trial"] + self.tr[idx]
 
 
 class PairedTables:
@@ -371,24 +387,37 @@ def _distinct_sorted(k: np.ndarray) -> np.ndarray:
     return k[np.r_[True, k[1:] != k[:-1]]] if k.size else k
 
 
-def _offset_from(scope: _Scope, cfg: Config, ja: str, jb: str, variant: str | None,
-                 subset: str | None, boot: JointBootstrap) -> dict[str, Any]:
-    """The offset record from a prepared scope: the pairs of :func:`judge_pairs` (the same
-    arrays in the same order) by an integer join of the two judges' rows."""
-    fld = cfg.headline
+def _offset_pairs(scope: _Scope, ja: str, jb: str, variant: str | None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """The pairs of :func:`judge_pairs` (the same arrays in the same order) by an integer
+    join of the two judges' rows: (a, b, scenario codes, items only a has, items only b has).
+    The join's index arrays are freed as soon as they are used: a judge's rows are half the
+    cell rows, and the join's arrays together were 0.2 GB at 5M rows."""
     ia, ib = _judge_rows(scope, ja, variant), _judge_rows(scope, jb, variant)
     ka, kb = scope.item_codes(ia), scope.item_codes(ib)  # ascending; ties by value
-    # the inner join: every row of a with every row of b of its item, by (item, a, b)
-    lo, hi = np.searchsorted(kb, ka, "left"), np.searchsorted(kb, ka, "right")
-    cnt = hi - lo
-    pa = np.repeat(np.arange(ka.size), cnt)
-    pb = np.arange(pa.size) + np.repeat(lo - np.cumsum(cnt) + cnt, cnt)
-    a, b = scope.x[ia][pa], scope.x[ib][pb]
-    d = a - b
-    sc = scope.sc[ia][pa]
     items_a, items_b = _distinct_sorted(ka), _distinct_sorted(kb)
     both = int(np.isin(items_a, items_b, assume_unique=True).sum())
     only_a, only_b = int(items_a.size) - both, int(items_b.size) - both
+    del items_a, items_b
+    # the inner join: every row of a with every row of b of its item, by (item, a, b)
+    lo = np.searchsorted(kb, ka, "left")
+    cnt = np.searchsorted(kb, ka, "right")
+    cnt -= lo
+    del ka, kb
+    pa = np.repeat(np.arange(cnt.size), cnt)
+    pb = np.arange(pa.size) + np.repeat(lo - np.cumsum(cnt) + cnt, cnt)
+    del lo, cnt
+    ia, ib = ia[pa], ib[pb]
+    del pa, pb
+    return scope.x[ia], scope.x[ib], scope.sc[ia], only_a, only_b
+
+
+def _offset_from(scope: _Scope, cfg: Config, ja: str, jb: str, variant: str | None,
+                 subset: str | None, boot: JointBootstrap) -> dict[str, Any]:
+    """The offset record from a prepared scope, on the pairs of :func:`_offset_pairs`."""
+    fld = cfg.headline
+    a, b, sc, only_a, only_b = _offset_pairs(scope, ja, jb, variant)
+    d = a - b
     ps = stats.paired_summary(d, sc, cfg.confidence, bootstrap=False)
     p_cl = None
     if ps.se_clustered is not None and ps.se_clustered > 0 and ps.df_clustered is not None:
@@ -794,7 +823,7 @@ def contrast_confounding(contrasts: pl.DataFrame, census: pl.DataFrame, margins:
     from . import census as census_mod
 
     # the items of the variant test built once; each contrast's test selects its two variants
-    items = _PairItems(census_mod.VariantItems(census_mod.judgment_units(rows, cfg))) if rows is not None else None
+    items = _PairItems(census_mod.VariantItems.of_rows(rows, cfg)) if rows is not None else None
     added = []
     for a, b, subset, judge in contrasts.select("a", "b", "subset", "judge").iter_rows():
         c: dict[str, Any] = dict.fromkeys(keys)
@@ -844,6 +873,67 @@ class Repetition:
         return int(self.slices["differs"].sum())
 
 
+def _valid_cell_codes(rows: pl.DataFrame, cfg: Config, fld: str, tables: PairedTables | None
+                      ) -> tuple[dict[str, np.ndarray], dict[str, list[str]], np.ndarray]:
+    """The valid cell rows of ``fld`` in row order as key codes (:data:`KEYS`, each monotone in
+    its names, as :class:`_Coded` gives them), the names per key, and the values.
+
+    From the run's coded cell rows when ``tables`` are given (codes of every cell row's keys:
+    the same order), else coded here as int32 (:func:`workbench.reduce_codes.coded_keys`):
+    no frame of int64 codes nor of key texts, which held about 0.3 GB at 5M rows."""
+    if tables is not None:
+        coded = tables.coded()
+        f = coded.frame.filter(pl.col(fld).is_not_null())
+        return ({k: f[_CODE[k]].to_numpy() for k in KEYS}, coded.names,
+                f[fld].to_numpy().astype(np.float64, copy=False))
+    codes, levels, kept = reduce_codes.coded_keys(
+        rows, selection.in_cells() & pl.col(fld).is_not_null(), KEYS, extra=[pl.col(fld)])
+    for k in KEYS:
+        if levels[k] and levels[k][0] is None:  # ingest makes a line without a key malformed
+            raise ValueError(f"a cell row has no {k}")
+    return codes, levels, kept[fld].to_numpy().astype(np.float64, copy=False)
+
+
+def _pair_clusters(sc: np.ndarray, jd: np.ndarray, names: dict[str, list[str]]) -> np.ndarray:
+    """Each value's (scenario, judge) cluster as an integer code in the order of the labels
+    "scenario\x1fjudge" (``np.unique`` codes them so: the same ICC as on the labels, without
+    a million concatenated strings); int32, as only the distinct pairs are sorted by label."""
+    pairs, inverse = reduce_codes.group_ids(sc, jd)
+    sn, jn = names["scenario"], names["judge"]
+    labels = [sn[s] + "\x1f" + jn[j] for s, j in pairs.tolist()]
+    rank = np.empty(len(labels), dtype=np.int32)
+    rank[sorted(range(len(labels)), key=labels.__getitem__)] = np.arange(len(labels), dtype=np.int32)
+    return rank[inverse]
+
+
+def _trial_iccs(rows: pl.DataFrame, cfg: Config, fld: str, tables: PairedTables | None
+                ) -> tuple[list[dict[str, Any]], list[str]]:
+    """The per-variant ICC records, and the trials with a valid value (sorted).
+
+    One variant at a time: its rows (ascending positions) sorted by (cluster, trial, value),
+    which is the whole table's sort by (variant, cluster, trial, value) restricted to it, so
+    the same values in the same order, without a sorted copy of every array at once."""
+    codes, names, x = _valid_cell_codes(rows, cfg, fld, tables)
+    vcode, tcode = codes["variant"], codes["trial"]
+    cluster = _pair_clusters(codes["scenario"], codes["judge"], names)
+    del codes
+    trial_ids = [names["trial"][t] for t in np.flatnonzero(np.bincount(tcode, minlength=1)).tolist()]
+    by_variant = np.argsort(vcode, kind="stable")
+    bounds = np.searchsorted(vcode[by_variant], np.arange(len(names["variant"]) + 1), "left")
+    out = []
+    for code, variant in enumerate(names["variant"]):
+        sub = by_variant[bounds[code]:bounds[code + 1]]
+        if not sub.size:
+            continue  # no valid value (a shared coding's variant)
+        trials = int(np.unique(tcode[sub]).size)
+        icc = None
+        if trials > 1:
+            order = np.lexsort((x[sub], tcode[sub], cluster[sub]))
+            icc = stats.icc_oneway(x[sub][order], cluster[sub][order])
+        out.append({"variant": variant, "trials": trials, "icc_trials": icc})
+    return out, trial_ids
+
+
 def repetition_consistency(rows: pl.DataFrame, cfg: Config, tables: PairedTables | None = None) -> Repetition:
     """Trials within scenario: ICC per variant, and how often single-trial rankings disagree.
 
@@ -853,51 +943,23 @@ def repetition_consistency(rows: pl.DataFrame, cfg: Config, tables: PairedTables
     ranking differs from the ranking on all trials (variants with a mean in every slice only).
     """
     fld = cfg.headline
-    shared = tables is not None
-    tables = PairedTables.of(rows, cfg, tables)
-    valid = pl.col(fld).is_not_null()
-    # the valid cell rows' variant, trial and value only (the columns the means read; a
-    # filter of more would copy key texts: about +0.4 GB at 5M rows), in row order
-    v = rows.lazy().filter(selection.in_cells() & valid).select("variant", "trial", fld).collect()
-    per_variant = []
-    if v.height:
-        # the cluster of a value: its (scenario, judge) pair, as an integer code in the order
-        # of the labels "scenario\x1fjudge" (np.unique codes them so: the same ICC as on the
-        # labels, without a million concatenated strings). The run's coded cell rows when
-        # shared (codes of every cell row's keys: the same order, so the same clusters), else
-        # the valid rows coded here
-        coded = tables.coded() if shared else _Coded(rows, cfg, [fld], where=valid)
-        f = coded.frame.filter(pl.col(fld).is_not_null()) if shared else coded.frame
-        size_j = coded.size["judge"]
-        pair = f["_s"].to_numpy() * size_j + f["_j"].to_numpy()
-        distinct, inverse = np.unique(pair, return_inverse=True)
-        sn, jn = coded.names["scenario"], coded.names["judge"]
-        labels = [sn[p // size_j] + "\x1f" + jn[p % size_j] for p in distinct.tolist()]
-        rank = np.empty(distinct.size, dtype=np.int64)
-        rank[sorted(range(distinct.size), key=labels.__getitem__)] = np.arange(distinct.size)
-        cluster = rank[inverse.reshape(-1)]
-        vcode, x = f["_v"].to_numpy(), f[fld].to_numpy()
-        # a canonical order (variant, cluster, trial, value), so the ICC's float sums do not
-        # depend on the order of the input lines (row order moved its last digit: a shuffled
-        # file gave -0.30539456085599653 against ...637; tests/test_synth's permutation property)
-        order = np.lexsort((x, f["_t"].to_numpy(), cluster, vcode))
-        vcode, x, cluster = vcode[order], x[order], cluster[order]
-        del order
-        trials = dict(v.group_by("variant").agg(pl.col("trial").n_unique()).iter_rows())
-        for code, variant in enumerate(coded.names["variant"]):  # each variant's rows in that order
-            if variant not in trials:
-                continue  # no valid value (a shared coding's variant)
-            icc = None
-            if trials[variant] > 1:
-                mask = vcode == code
-                icc = stats.icc_oneway(x[mask], cluster[mask])
-            per_variant.append({"variant": variant, "trials": int(trials[variant]), "icc_trials": icc})
-    trial_ids = sorted(v["trial"].unique().to_list())
-    overall = v.group_by("variant").agg(pl.col(fld).mean().alias("m"))
+    if tables is not None:
+        PairedTables.of(rows, cfg, tables)  # checked to be of these rows and config
+    # the ICCs first, from integer codes, and their arrays freed before the means' frame is
+    # made: the two row-sized parts are never alive together
+    per_variant, trial_ids = _trial_iccs(rows, cfg, fld, tables)
     slices = []
     if len(trial_ids) > 1:
+        # the valid cell rows' variant, trial and value only (the columns the means read; a
+        # filter of more would copy key texts: about +0.4 GB at 5M rows), in row order; the
+        # means grouped by the texts themselves (a grouping by integer codes sums some groups
+        # in another order at 4M rows: the same rankings are not guaranteed on ties)
+        v = (rows.lazy().filter(selection.in_cells() & pl.col(fld).is_not_null())
+             .select("variant", "trial", fld).collect())
+        overall = v.group_by("variant").agg(pl.col(fld).mean().alias("m"))
         # each trial's variant means (one grouping; each group sums its rows in row order)
         means = v.group_by("trial", "variant").agg(pl.col(fld).mean())
+        del v
         per_slice: dict[Any, dict[Any, float]] = {t: {} for t in trial_ids}
         for t, variant, mean in means.iter_rows():
             per_slice[t][variant] = mean

@@ -258,6 +258,11 @@ def run(
         # one input line holds several judgments: the ledger counts judgments (rows)
         head["ledger_notes"]["input_lines"] = sum(s.lines for s in sources)
     malformed = rows.lazy().filter(pl.col("bucket") == "malformed").select("file", "line", "reason").collect()
+    # the census's group numbers of every keyed row and its per-scenario judgments: its
+    # tables are built, and the missingness tests read neither (they read the cached cell
+    # counts), so they go before those tests make their units
+    view.forget("groups:", "census:per_scenario")
+    release_memory()
     missing_tests = missingness_tests(rows, cfg, view=view)
     view.forget("groups:", "census:")  # the census's group numbers: the later stages read none
     scales = scale_checks(rows, cfg)
@@ -309,6 +314,7 @@ def run(
             rows, cfg, check.read_published(published, cfg), source=published)
     if claims is not None:
         claims_checked = check.check_claims(rows, cfg, check.read_claims(claims))
+    release_memory()  # what the confounding tests' units freed
     repetition = paired.repetition_consistency(rows, cfg)
     release_memory()
     harness_doc = None

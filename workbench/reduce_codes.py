@@ -54,34 +54,39 @@ def coded_keys(rows: pl.DataFrame, where: pl.Expr, cols: Sequence[str], extra: S
 
     Every expression is evaluated on whole columns and only its small result (int32 codes,
     the ``extra`` columns) is filtered: a filter before the select would copy the text columns
-    it reads (16 bytes a row each: 0.3 GB at 5M rows for the four keys alone)."""
+    it reads (16 bytes a row each: 0.3 GB at 5M rows for the four keys alone). One column at a
+    time (the selection as a mask first), so at most one column's whole-length codes and its
+    filtered copy are alive at once besides the results (all of them together and their filtered
+    copies were 0.2 GB at 5M rows)."""
     uniq = rows.select([pl.col(c).drop_nulls().unique().implode() for c in cols])
     cats = {c: sorted(uniq[c][0].to_list()) for c in cols}
     del uniq
-    exprs = [
-        where.fill_null(False).alias("__where"),
-        # each value's position among all the column's distinct values (null: one past them)
-        *[pl.col(c).cast(pl.Enum(cats[c])).to_physical().cast(pl.Int32).fill_null(len(cats[c])).alias(f"__code_{c}")
-          for c in cols],
-        *extra,
-    ]
-    df = rows.select(exprs)
-    df = df.filter(pl.col("__where")).drop("__where")
+    mask = rows.select(where.fill_null(False).alias("__where")).to_series()
     levels: dict[str, list[Any]] = {}
     codes: dict[str, np.ndarray] = {}
     for c in cols:
-        # the levels of the selected rows only (a value seen on other rows alone is none)
-        raw = df[f"__code_{c}"].to_numpy()
-        k = len(cats[c])
-        seen = np.bincount(raw, minlength=k + 1) > 0
-        lead = int(seen[k])
-        remap = np.empty(k + 1, dtype=np.int32)
-        remap[:k] = np.cumsum(seen[:k], dtype=np.int32) - 1 + lead
-        remap[k] = 0
-        codes[c] = remap[raw]
-        levels[c] = [None] * lead + [v for v, s in zip(cats[c], seen[:k].tolist(), strict=True) if s]
+        # each value's position among all the column's distinct values (null: one past them)
+        raw = (rows.select(pl.col(c).cast(pl.Enum(cats[c])).to_physical().cast(pl.Int32)
+                           .fill_null(len(cats[c])))
+               .to_series().filter(mask).to_numpy())
+        codes[c], levels[c] = _selected_levels(raw, cats[c])
         del raw
-    return codes, levels, df.drop([f"__code_{c}" for c in cols])
+    kept = (rows.select(list(extra)).filter(mask) if extra  # no columns: only the height
+            else pl.DataFrame({"__n": np.zeros(int(mask.sum()), dtype=np.int8)}).drop("__n"))
+    return codes, levels, kept
+
+
+def _selected_levels(raw: np.ndarray, cats: list[Any]) -> tuple[np.ndarray, list[Any]]:
+    """Codes of the selected rows among their own distinct values (:func:`coded_keys`), from
+    their codes among all the column's (``len(cats)``: null): (codes, int32; labels, nulls
+    first; a value seen on other rows alone is none)."""
+    k = len(cats)
+    seen = np.bincount(raw, minlength=k + 1) > 0
+    lead = int(seen[k])
+    remap = np.empty(k + 1, dtype=np.int32)
+    remap[:k] = np.cumsum(seen[:k], dtype=np.int32) - 1 + lead
+    remap[k] = 0
+    return remap[raw], [None] * lead + [v for v, s in zip(cats, seen[:k].tolist(), strict=True) if s]
 
 
 def scenario_codes(col: pl.Series, scenarios: Sequence[str]) -> np.ndarray:
@@ -95,12 +100,14 @@ def scenario_codes(col: pl.Series, scenarios: Sequence[str]) -> np.ndarray:
         raise ValueError("a scenario of the reduction is not in the run's scenario index") from exc
 
 
-def group_ids(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def group_ids(*codes: np.ndarray, key_dtype: type = np.int64) -> tuple[np.ndarray, np.ndarray]:
     """(sorted distinct combinations as rows of codes, group of each row) for code columns
-    (the first most significant): the groups of a lexicographic sort of the labels."""
+    (the first most significant): the groups of a lexicographic sort of the labels.
+    ``key_dtype``: of the combinations' codes (int32 halves a table of one row per judgment,
+    0.16 GB at 5M rows, when the codes fit)."""
     n = codes[0].size if codes else 0
     if not codes or n == 0:
-        return np.zeros((0, len(codes)), dtype=np.int64), np.zeros(n, dtype=np.int64)
+        return np.zeros((0, len(codes)), dtype=key_dtype), np.zeros(n, dtype=np.int64)
     widths = [int(c.max()) + 1 for c in codes]
     width = float(np.prod([float(w) for w in widths]))
     if width < 2.0**62:
@@ -119,14 +126,14 @@ def group_ids(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             del rank, ident
         else:
             uniq, inv = np.unique(ident, return_inverse=True)
-        keys = np.empty((uniq.size, len(codes)), dtype=np.int64)
+        keys = np.empty((uniq.size, len(codes)), dtype=key_dtype)
         rest = uniq
         for j in range(len(codes) - 1, -1, -1):
             rest, keys[:, j] = np.divmod(rest, widths[j])
         return keys, inv.reshape(-1).astype(np.int64, copy=False)
     stacked = np.stack(codes, axis=1)
     keys, inv = np.unique(stacked, axis=0, return_inverse=True)
-    return keys.astype(np.int64), inv.reshape(-1).astype(np.int64)
+    return keys.astype(key_dtype), inv.reshape(-1).astype(np.int64)
 
 
 _BUCKET_NAMES: tuple[str, ...] = (*vocab.names(vocab.Bucket), vocab.MISSING_PLANNED)

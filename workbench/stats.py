@@ -346,7 +346,10 @@ def _dense_int_codes(lab: NDArray[Any]) -> tuple[NDArray[np.intp], int] | None:
         return None
     present = np.zeros(hi - lo + 1, dtype=bool)
     wide = np.uint64 if lab.dtype.kind == "u" else np.int64
-    off = (lab.astype(wide) - wide(lo)).astype(np.intp)  # below the (small) range
+    # offsets into the (small) range, made in place: one label-sized temporary, not three
+    off = lab.astype(wide)
+    off -= wide(lo)
+    off = off.astype(np.intp, copy=False)
     present[off] = True
     rank = np.cumsum(present, dtype=np.intp) - 1
     return rank[off], int(rank[-1]) + 1
@@ -1919,15 +1922,25 @@ def block_permutation_asymptotic(
 def _block_permutation_moments(m: NDArray[np.float64], t: NDArray[np.float64], lab: NDArray[np.intp],
                                blk: NDArray[np.intp], k: int, p0: float
                                ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]:
-    """(D observed, E[D], Cov[D], blocks that a permutation can change) under within-block permutation."""
-    y = m - p0 * t
+    """(D observed, E[D], Cov[D], blocks that a permutation can change) under within-block permutation.
+
+    The unit-sized arrays are made in place (the same operations on the same values): at
+    most two alive at once besides the inputs (a judge test has one unit per judgment)."""
+    y = p0 * t
+    np.subtract(m, y, out=y)  # m - p0 * t
     g = int(blk.max()) + 1
     size = np.bincount(blk, minlength=g).astype(float)
     ybar = np.bincount(blk, weights=y, minlength=g) / np.maximum(size, 1.0)
-    dev = y - ybar[blk]
-    ss = np.bincount(blk, weights=dev * dev, minlength=g)
+    dev = ybar[blk]
+    np.subtract(y, dev, out=dev)  # y - ybar[blk]
+    np.multiply(dev, dev, out=dev)  # its square
+    ss = np.bincount(blk, weights=dev, minlength=g)
+    del dev
     s2 = np.where(size > 1, ss / np.maximum(size - 1.0, 1.0), 0.0)
-    nbl = np.bincount(blk * k + lab, minlength=g * k).reshape(g, k).astype(float)
+    cell = blk * k
+    cell += lab
+    nbl = np.bincount(cell, minlength=g * k).reshape(g, k).astype(float)
+    del cell
     d = np.bincount(lab, weights=y, minlength=k)
     e = nbl.T @ ybar
     cov = np.diag(nbl.T @ s2) - (nbl * (s2 / np.maximum(size, 1.0))[:, None]).T @ nbl
