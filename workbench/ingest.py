@@ -756,15 +756,10 @@ def apply_repeat_marks(df: pl.DataFrame, repeat: pl.DataFrame, cfg: Config) -> p
 
 
 HELD_OUT_BUCKETS = ("duplicate", "conflict", "malformed")
-HELD_OUT = pl.col("bucket").is_in(list(HELD_OUT_BUCKETS))
-"""Rows whose values never reach a mean: a repeated row is counted once (duplicate) or not at
-all (conflict), and a malformed line has no trustworthy key. :func:`merge_parts` nulls their
-usable-value columns ``NAME``, once, for every stage (``NAME__raw`` keeps what was read)."""
-
-
-def _usable(name: str) -> pl.Expr:
-    """The usable-value column ``name`` nulled on the :data:`HELD_OUT` rows."""
-    return pl.when(~HELD_OUT).then(pl.col(name)).alias(name)
+"""Buckets whose values never reach a mean: a repeated row is counted once (duplicate) or not
+at all (conflict), and a malformed line has no trustworthy key. The merge (:func:`_one_chunk`)
+nulls their usable-value columns ``NAME``, once, for every stage (``NAME__raw`` keeps what
+was read)."""
 
 
 # --------------------------------------------------------------------------- public
@@ -1183,13 +1178,10 @@ def merge_parts(parts: Sequence[tuple[pl.DataFrame, SourceFile] | InputError], c
                     .alias(f"{cfg.headline}__label"))
     out = df.select(keep)
     del df
-    if spill is None and not ingest_spill.wanted(rows=out.height):
-        out = out.with_columns([_usable(n) for n in cfg.score_names])
-        return _one_chunk(out, cfg), sources
-    if spill is not None:
-        return _one_chunk(out, cfg, spill), sources
-    with ingest_spill.Spill() as own:
-        return _one_chunk(out, cfg, own), sources
+    if spill is None and ingest_spill.wanted(rows=out.height):
+        with ingest_spill.Spill() as own:
+            return _one_chunk(out, cfg, own), sources
+    return _one_chunk(out, cfg, spill), sources
 
 
 def row_columns(columns: Sequence[str], cfg: Config) -> list[str]:
@@ -1208,38 +1200,34 @@ def row_columns(columns: Sequence[str], cfg: Config) -> list[str]:
 
 def _one_chunk(df: pl.DataFrame, cfg: Config, spill: ingest_spill.Spill | None = None) -> pl.DataFrame:
     """``df`` in one chunk per column, rechunked a column at a time (each column's old chunks
-    are freed before the next is copied: the copy costs one column, not the table). A usable
-    value column ``NAME`` that is ``NAME__raw`` where it is set (the usual case) is made to
-    share ``NAME__raw``'s values (its own validity only), as classification made it share them
-    block by block: 8 bytes a row and field not held twice. ``spill``: each column, once in
-    one chunk, is written to disk and memory-mapped back (no sharing is needed there), the
-    usable values ``NAME`` nulled on the held-out rows on the way (:func:`_usable`; without a
-    spill the caller nulls them)."""
-    if spill is not None:
-        # the usable values nulled on the held-out rows one column at a time, as each is
-        # written (all at once they would be 8 bytes a row and field in memory together)
-        # (on the Series alone: a select on the frame, whose columns are in one chunk per
-        # block while bucket is in one, made copies of other columns: 1.2 GB at 5M rows)
-        usable = ~df["bucket"].is_in(list(HELD_OUT_BUCKETS))
-        mapped: list[pl.Series] = []
-        for name in df.columns:
-            if name in cfg.score_names:
-                s = pl.select(pl.when(pl.lit(usable)).then(pl.lit(df.drop_in_place(name)))
-                              .alias(name)).to_series()
-            else:
-                s = df.drop_in_place(name)
-            mapped.append(spill.series(s))
-            del s
-        return pl.DataFrame(mapped)
-    if all(n == 1 for n in df.n_chunks("all")):
-        return df
-    raw_of = {n: f"{n}__raw" for n in cfg.score_names}
+    are freed before the next is copied: the copy costs one column, not the table), with the
+    usable values ``NAME`` nulled on the :data:`HELD_OUT_BUCKETS` rows on the way (a column at
+    a time too: all at once they were 8 bytes a row and field in memory together).
+
+    ``spill``: each column, once in one chunk, is written to disk and memory-mapped back.
+    Without one, a usable value column ``NAME`` that is ``NAME__raw`` where it is set (the
+    usual case) is made to share ``NAME__raw``'s values (its own validity only), as
+    classification made it share them block by block: 8 bytes a row and field not held twice.
+    """
+    # the mask from the bucket Series alone: a select on the frame, whose columns are in one
+    # chunk per block while bucket is in one, made copies of other columns (1.2 GB at 5M rows)
+    usable = ~df["bucket"].is_in(list(HELD_OUT_BUCKETS))
+
+    def take(name: str) -> pl.Series:
+        s = df.drop_in_place(name)
+        if name not in cfg.score_names:
+            return s
+        return pl.select(pl.when(pl.lit(usable)).then(pl.lit(s)).alias(name)).to_series()
+
     order = df.columns
+    if spill is not None:
+        return pl.DataFrame([spill.series(take(name)) for name in order])
+    raw_of = {n: f"{n}__raw" for n in cfg.score_names}
     cols: dict[str, pl.Series] = {}
     for name in order:
         if name in cols:
             continue
-        s = df.drop_in_place(name)
+        s = take(name)
         if name in raw_of and raw_of[name] in df.columns and s.dtype == pl.Float64:
             raw = df.drop_in_place(raw_of[name]).rechunk()
             cols[raw_of[name]] = raw
