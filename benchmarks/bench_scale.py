@@ -19,6 +19,12 @@ process: interpreter start, imports, reading, computing, writing, exit):
 ``analyze-nogate``  the same with ``--no-gate``
 ``stages``          the same analysis in one child with each pipeline stage and the cluster
                     bootstrap timed (RSS at each stage's end): where time and memory go
+``floor``           three children that do only what every design meeting the issue must do,
+                    none of the workbench's own work: the interpreter and the imports of
+                    ``workbench analyze``; DuckDB reading the file's lines and parsing each
+                    once with one ``json_extract`` of every configured path (no ledger, no
+                    Python per line); and writing the run's ``rows.parquet`` as ``analyze``
+                    does. Their sum is a lower bound for ``analyze`` (see :func:`print_floor`)
 ==================  ==========================================================================
 
 Each line prints wall time, rows/s, the ratio to the DuckDB figure, CPU time and peak RSS.
@@ -70,7 +76,7 @@ sys.path.insert(0, str(HERE))
 
 import generate  # noqa: E402
 
-MEASUREMENTS = ("duckdb", "polars", "pandas", "ingest", "analyze", "analyze-nogate", "stages", "bootstrap")
+MEASUREMENTS = ("duckdb", "polars", "pandas", "ingest", "analyze", "analyze-nogate", "stages", "bootstrap", "floor")
 SMOKE_ROWS = 60_000
 
 
@@ -274,6 +280,63 @@ def child_bootstrap(path: str, resamples: int) -> dict[str, Any]:
             "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
 
 
+# the floor: what any design that meets the issue must do, without the workbench's own work
+
+def child_floor_imports() -> dict[str, Any]:
+    """The interpreter and the modules ``workbench analyze`` imports before it reads a byte
+    (the CLI, the pipeline and its stages: polars, DuckDB, numpy, scipy.stats)."""
+    t0 = time.perf_counter()
+    import workbench.cli  # noqa: F401
+    import workbench.pipeline  # noqa: F401
+
+    return {"seconds": time.perf_counter() - t0}
+
+
+def child_floor_parse(path: str) -> dict[str, Any]:
+    """DuckDB reads the file's lines itself (its parallel CSV reader, one text column), keeps
+    those that are JSON objects (``json_valid``) and parses each once for every configured
+    path (one ``json_extract`` of the list, as the workbench's query does), then counts per
+    judge and variant. Every classifying reader must at least split the lines, test them and
+    read each configured field; this does nothing else (no line numbers, no ledger, no
+    decoding of the values, no Python per line), so it is faster than any such reader.
+    DuckDB's default ``max_line_size`` is kept: a larger one made the same query slower
+    (1M lines: 1.23 s against 0.70 s, measured)."""
+    import duckdb
+
+    import workbench
+    from workbench import engine
+
+    cfg = workbench.load_config()
+    plan = engine.Plan(cfg, [])
+    texts = "[" + ", ".join(engine._sql_str(engine._jsonpath(p)) for p in plan.paths) + "]"
+    judge, variant = (plan.index[tuple(cfg.keys[k][0])] + 1 for k in ("judge", "variant"))
+    src = ("read_csv(?, columns={'line': 'VARCHAR'}, delim=chr(1), quote='', escape='', header=false, "
+           "auto_detect=false, strict_mode=false)")
+    q = (f"SELECT J[{judge}] AS judge, J[{variant}] AS variant, count(*) AS n FROM ("
+         f" SELECT json_extract(line, {texts}) AS J FROM {src}"
+         "  WHERE starts_with(line, '{') AND json_valid(line)) GROUP BY ALL")
+    t0, c0 = time.perf_counter(), time.process_time()
+    res = duckdb.connect().execute(q, [path]).fetchall()
+    return {"seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
+            "paths": len(plan.paths), "groups": len(res),
+            "rows_seen": sum(r[2] for r in res), "duckdb": duckdb.__version__}
+
+
+def child_floor_write(rows_parquet: str, out: str) -> dict[str, Any]:
+    """The row table written as ``workbench analyze`` writes it (``DataFrame.write_parquet``
+    with polars' defaults); only the write is timed (``seconds``), not reading the table."""
+    import polars as pl
+
+    df = pl.read_parquet(rows_parquet)
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    df.write_parquet(out)
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    size = os.path.getsize(out)
+    os.unlink(out)
+    return {"seconds": secs, "cpu_seconds": cpu, "rows": df.height, "columns": df.width, "bytes": size}
+
+
 def _time_check(analysis: Any, cfg: Any, out: Path, record: Any, timing: dict) -> dict[str, Any]:
     """The headline check is not part of a default ``analyze`` (no --published/--claims): time
     it after the run on a printed card and three claims written here, so its cost is known."""
@@ -315,6 +378,12 @@ def child_main(argv: list[str]) -> int:
         out = child_bootstrap(rest[0], int(rest[1]))
     elif kind == "stages":
         out = child_stages(rest[0], rest[1], int(rest[2]) if rest[2] != "-" else None)
+    elif kind == "floor-imports":
+        out = child_floor_imports()
+    elif kind == "floor-parse":
+        out = child_floor_parse(rest[0])
+    elif kind == "floor-write":
+        out = child_floor_write(rest[0], rest[1])
     else:
         raise SystemExit(f"unknown child {kind}")
     sys.stdout.write("\n" + json.dumps(out, default=str) + "\n")
@@ -469,6 +538,11 @@ def run_size(rows: int, args: argparse.Namespace, only: set[str], record: dict[s
         full = args.bootstrap_resamples
         plan.append(("bootstrap", f"joint cluster bootstrap alone, {full:,} resamples (no budget)",
                      [*me, "bootstrap", str(path), str(full)]))
+    if "floor" in only:
+        plan += [("floor", "floor: interpreter + imports of analyze", [*me, "floor-imports"]),
+                 ("floor", "floor: DuckDB lines + json_valid + json_extract", [*me, "floor-parse", str(path)]),
+                 ("floor", "floor: writing rows.parquet (of the analyze run)",
+                  [*me, "floor-write", str(outdir / "default" / "rows.parquet"), str(outdir / "floor.parquet")])]
     if "duckdb" in only and len(plan) > 1:
         plan.append(("duckdb", "DuckDB again (after the others)", [*me, "duckdb", str(path)]))
 
@@ -477,6 +551,9 @@ def run_size(rows: int, args: argparse.Namespace, only: set[str], record: dict[s
                "incomplete": True}
     record["runs"].append(partial)
     for kind, label, cmd in plan:
+        if cmd[len(me)] == "floor-write" and not Path(cmd[-2]).exists():
+            print(f"-- {label}: skipped, no {cmd[-2]} (measure analyze first)", flush=True)
+            continue
         print(f"-- {label} ...", flush=True)
         rec = measure(cmd, args.timeout)
         rec.update(kind=kind, label=label)
@@ -498,6 +575,7 @@ def run_size(rows: int, args: argparse.Namespace, only: set[str], record: dict[s
     summary = {"rows": n, "file": str(path), "meta": meta, "duckdb_ref": ref, "records": records,
                "resamples_cap": args.resamples, "results_identical": same}
     print_table(summary)
+    print_floor(summary)
     stages = next((r for r in records if r["kind"] == "stages" and r["rc"] == 0), None)
     if stages:
         print_stages(stages)
@@ -510,6 +588,11 @@ def _note(rec: dict[str, Any], meta: dict[str, Any]) -> str:
         return "TIMED OUT (killed)"
     if "failed" in res:
         return "FAILED: " + res["failed"]
+    if rec["kind"] == "floor" and "seconds" in res:
+        what = {"paths": "configured paths", "groups": "groups", "rows_seen": "objects parsed",
+                "rows": "rows", "columns": "columns", "bytes": "bytes"}
+        parts = [f"{res[k]:,} {v}" for k, v in what.items() if k in res]
+        return f"timed inside: {res['seconds']:.2f} s" + (f" ({', '.join(parts)})" if parts else "")
     if "ledger" in res:
         led = {k: v for k, v in res["ledger"].items() if v}
         exp = meta["expected_ledger"]
@@ -552,6 +635,49 @@ def print_table(summary: dict[str, Any]) -> None:
         print(f"| {label:<56} | {wall:>9} | {rate:>9} | {ratio:>8} | {r['cpu']:>6.1f} s | {cratio:>12} | "
               f"{gb(r['rss_max']):>18} | {gb(r.get('anon_max')):>9} | {gb(r['rss_tree']):>15} | "
               f"{r['load_at_start']:>4.1f} |")
+
+
+def floor_of(summary: dict[str, Any]) -> dict[str, float] | None:
+    """The floor's parts (seconds): the imports child whole (interpreter start, imports,
+    exit), the parse query and the write as timed inside their children; None without all
+    three. ``serial`` is their sum; ``cpu_2`` their CPU seconds over the machine's cores, the
+    wall time of a perfectly parallel run of the same work."""
+    got = {}
+    for r in summary["records"]:
+        if r["kind"] != "floor" or r["rc"] != 0 or "seconds" not in r["result"]:
+            continue
+        part = r["cmd"][r["cmd"].index("--child") + 1]
+        if part == "floor-imports":
+            got[part] = (r["wall"], r["cpu"])
+        else:
+            got[part] = (r["result"]["seconds"], r["result"]["cpu_seconds"])
+    if len(got) < 3:
+        return None
+    out = {k.removeprefix("floor-"): v[0] for k, v in got.items()}
+    out["serial"] = sum(v[0] for v in got.values())
+    out["cpu"] = sum(v[1] for v in got.values())
+    out["cpu_2"] = out["cpu"] / (os.cpu_count() or 1)
+    return out
+
+
+def print_floor(summary: dict[str, Any]) -> None:
+    """The floor against the issue's targets: 2.5x DuckDB's time, and a tenth of pandas'."""
+    f = floor_of(summary)
+    duck = [r["wall"] for r in summary["records"] if r["kind"] == "duckdb" and r["rc"] == 0]
+    if f is None or not duck:
+        return
+    ref = min(duck)
+    pandas = [r["wall"] for r in summary["records"] if r["kind"] == "pandas" and r["rc"] == 0]
+    print(f"floor of analyze (what any design must do; none of the workbench's own work): imports "
+          f"{f['imports']:.2f} s + DuckDB parse {f['parse']:.2f} s + rows.parquet {f['write']:.2f} s = "
+          f"{f['serial']:.2f} s serial ({f['serial'] / ref:.1f}x DuckDB); {f['cpu']:.1f} s CPU, "
+          f"{f['cpu_2']:.2f} s if spread perfectly over {os.cpu_count()} cores ({f['cpu_2'] / ref:.1f}x DuckDB)")
+    print(f"  target 2.5x DuckDB = {2.5 * ref:.2f} s: the floor is "
+          f"{'BELOW' if f['cpu_2'] < 2.5 * ref else 'ABOVE'} it (parallel floor {f['cpu_2']:.2f} s)")
+    if pandas:
+        tenth = min(pandas) / 10
+        print(f"  target a tenth of pandas = {tenth:.2f} s: the floor is "
+              f"{'BELOW' if f['cpu_2'] < tenth else 'ABOVE'} it (parallel floor {f['cpu_2']:.2f} s)")
 
 
 def print_stages(rec: dict[str, Any]) -> None:
@@ -599,6 +725,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"started {saved['started']} on {saved['machine']}\ncommand: {' '.join(saved['argv'])}")
         for run in saved["runs"]:
             print_table(run)
+            print_floor(run)
             st = next((r for r in run["records"] if r["kind"] == "stages" and r["rc"] == 0), None)
             if st:
                 print_stages(st)

@@ -176,3 +176,37 @@ def test_peak_anon_counts_the_heap_not_a_mapped_file(tmp_path: Path) -> None:
     heap = bench.measure([sys.executable, "-c", f"b = b'x' * ({mb} * 2**20); import time; time.sleep(1.0)"],
                          timeout=60)
     assert heap["anon_max"] >= mb * 2**20 * 0.9
+
+
+def test_floor_children_do_the_work_they_claim(files: dict[str, Path], tmp_path: Path) -> None:
+    # the floor's parse sees every line that is a JSON object (json per line decides), and its
+    # groups are the file's judge x variant pairs; the write writes the table it was given
+    bench = _load("bench_scale")
+    path = files["damaged"]
+    objects = Counter()
+    for raw in path.read_bytes().splitlines():
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            objects[(obj.get("judge"), obj.get("variant"))] += 1
+    parse = bench.child_floor_parse(str(path))
+    assert parse["rows_seen"] == sum(objects.values()) == ROWS - _census(path)["counts"]["truncated"]
+    assert parse["groups"] == len(objects)
+    assert parse["paths"] == 12  # 4 keys, 6 rubric fields, the flags and the verdict
+    rows, _ = workbench.read_rows([str(path)], workbench.load_config())
+    table = tmp_path / "rows.parquet"
+    rows.write_parquet(table)
+    wrote = bench.child_floor_write(str(table), str(tmp_path / "again.parquet"))
+    assert (wrote["rows"], wrote["columns"]) == rows.shape
+    assert not (tmp_path / "again.parquet").exists()
+    # the floor is the sum of its three parts, and needs all three
+    recs = [{"kind": "floor", "rc": 0, "cmd": ["py", "--child", part], "wall": w, "cpu": 9.0,
+             "result": {"seconds": s, "cpu_seconds": c}}
+            for part, w, s, c in (("floor-imports", 1.0, 0.8, 0.0), ("floor-parse", 5.0, 2.0, 3.0),
+                                  ("floor-write", 4.0, 0.5, 1.0))]
+    f = bench.floor_of({"records": recs})
+    assert f["imports"] == 1.0 and f["parse"] == 2.0 and f["write"] == 0.5
+    assert f["serial"] == 3.5 and f["cpu"] == 9.0 + 3.0 + 1.0
+    assert bench.floor_of({"records": recs[:2]}) is None

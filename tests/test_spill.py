@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import gc
+import gzip
 import os
 import shutil
 import subprocess
@@ -155,6 +156,20 @@ def test_auto_spills_large_inputs_only(tmp_path: Path, monkeypatch: pytest.Monke
     assert not ingest_spill.wanted(["s3://bucket/not-a-local-file.jsonl"])
     monkeypatch.setenv("WORKBENCH_SPILL", "never")
     assert not ingest_spill.wanted([str(big)], rows=10**9)
+    monkeypatch.setenv("WORKBENCH_SPILL", "auto")
+    # a gzip is judged by what it holds: its trailer's decompressed size, not its size on disk
+    body = b'{"scenario": "s1", "variant": "a", "judge": "j", "overall": 7}\n' * 20_000
+    gz = tmp_path / "sweep.jsonl.gz"
+    gz.write_bytes(gzip.compress(body))
+    assert gz.stat().st_size < 20_000 < len(body)
+    monkeypatch.setattr(ingest_spill, "AUTO_BYTES", len(body))
+    assert ingest_spill.input_bytes(str(gz)) == len(body)
+    assert ingest_spill.wanted([str(gz)])
+    monkeypatch.setattr(ingest_spill, "AUTO_BYTES", len(body) + 1)
+    assert not ingest_spill.wanted([str(gz)])
+    fake = tmp_path / "not-gzip.gz"  # not gzip (no magic bytes): its size on disk
+    fake.write_bytes(b"x" * 100)
+    assert ingest_spill.input_bytes(str(fake)) == 100
     monkeypatch.setenv("WORKBENCH_SPILL", "ALWAYS")
     assert ingest_spill.wanted([str(small)])
 

@@ -34,7 +34,8 @@ import pyarrow.ipc as ipc
 from .errors import WorkbenchError
 
 AUTO_BYTES = 64 * 2**20
-"""``auto``: the row table goes to disk when the input files hold at least this many bytes."""
+"""``auto``: the row table goes to disk when the input files hold at least this many bytes
+(decompressed: a ``.gz`` counts as its trailer's size, see :func:`input_bytes`)."""
 AUTO_ROWS = 200_000
 """``auto``: ... or when the merged row table has at least this many rows (any engine)."""
 MODES = ("auto", "always", "never")
@@ -59,13 +60,26 @@ def wanted(paths: Iterable[str] = (), rows: int | None = None) -> bool:
         return m == "always"
     if rows is not None and rows >= AUTO_ROWS:
         return True
-    total = 0
-    for p in paths:
-        try:
-            total += os.path.getsize(p)
-        except OSError:  # a URL or a file read elsewhere: decided by rows at the merge
-            continue
-    return total >= AUTO_BYTES
+    return sum(input_bytes(p) for p in paths) >= AUTO_BYTES
+
+
+def input_bytes(path: str) -> int:
+    """The bytes ``path`` holds as ingest reads them: its size, or for a ``.gz`` the larger
+    of its size and the size its gzip trailer records (ISIZE: the last member's decompressed
+    size modulo 2**32), so a well-compressed log of a large sweep is judged by what it holds,
+    not by its few megabytes on disk. 0 for a URL or an unreadable path (decided by rows at
+    the merge, as is a many-member gzip whose last member is small)."""
+    try:
+        size = os.path.getsize(path)
+        if not path.endswith(".gz") or size < 18:
+            return size
+        with open(path, "rb") as fh:
+            if fh.read(2) != b"\x1f\x8b":
+                return size
+            fh.seek(size - 4)
+            return max(size, int.from_bytes(fh.read(4), "little"))
+    except OSError:
+        return 0
 
 
 class Spill:
