@@ -209,4 +209,5 @@ def test_floor_children_do_the_work_they_claim(files: dict[str, Path], tmp_path:
     f = bench.floor_of({"records": recs})
     assert f["imports"] == 1.0 and f["parse"] == 2.0 and f["write"] == 0.5
     assert f["serial"] == 3.5 and f["cpu"] == 9.0 + 3.0 + 1.0
+    assert (f["imports_cpu"], f["parse_cpu"], f["write_cpu"]) == (9.0, 3.0, 1.0)  # whole child, then timed inside
     assert bench.floor_of({"records": recs[:2]}) is None
