@@ -269,3 +269,28 @@ def test_every_bootstrap_figure_is_independent_of_line_order(tmp_path: Path) -> 
     for key in ("scorecard", "judge_offsets", "contrasts", "bootstrap"):
         assert json.dumps(docs[0][key], sort_keys=True) == json.dumps(docs[1][key], sort_keys=True), key
     assert docs[0]["bootstrap"]["computed"]["contrast_paired"] == len(docs[0]["contrasts"])
+
+
+def test_add_coded_integer_sums_are_the_sorted_sums(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Integer values are counted and summed by bincount (reduce._exact_integers): the same
+    codes, counts and sums, byte for byte, as the lexsort and reduceat of other values."""
+    from workbench import reduce as rd
+
+    rng = np.random.default_rng(5)
+    for t in range(100):
+        g, n = int(rng.integers(1, 400)), int(rng.integers(1, 5000))
+        codes, x = rng.integers(0, g, n), rng.integers(-9, 10, n).astype(float)
+        got: list[tuple[bytes, ...]] = []
+        jb = rd.JointBootstrap(scenarios=[f"s{i:05d}" for i in range(g)], seed=1, resamples=10,
+                               resamples_requested=10, confidence=0.95, budget=10**6)
+        def record(c: Any, nn: Any, s: Any, got: list[tuple[bytes, ...]] = got) -> int:
+            got.append(tuple(np.asarray(v, dt).tobytes()
+                             for v, dt in ((c, np.intp), (nn, np.float64), (s, np.float64))))
+            return 0
+        monkeypatch.setattr(jb, "add_sums", record)
+        jb.add_coded(codes, x)
+        with monkeypatch.context() as m:
+            m.setattr(rd, "_exact_integers", lambda x: False)
+            jb.add_coded(codes, x)
+        assert got[0] == got[1], t
+    assert not rd._exact_integers(np.array([-0.0, 1.0])) and not rd._exact_integers(np.array([0.5]))

@@ -923,3 +923,27 @@ def test_wilcoxon_p_matches_scipy_on_small_integer_rubric_differences(d: list[in
     if not np.any(x != 0):
         return
     assert st.wilcoxon_p(x) == float(sps.wilcoxon(x, zero_method="wilcox").pvalue)
+
+
+def test_small_integer_paths_are_scipys_and_the_packages() -> None:
+    """Spearman's rho and Krippendorff's alpha of rubric scores (ranks and the value domain
+    from counts, no sort) are scipy's and the krippendorff package's numbers, bit for bit;
+    -0.0 and non-integers take the sorted path."""
+    import krippendorff
+
+    rng = np.random.default_rng(3)
+    for t in range(150):
+        n = int(rng.integers(2, 3000))
+        a = rng.integers(1, int(rng.integers(2, 12)), n).astype(float) - (5.0 if t % 5 == 0 else 0.0)
+        b = np.clip(a + rng.integers(-2, 3, n), -4, 10).astype(float)
+        assert np.array_equal(st._average_ranks(a), sps.rankdata(a))
+        domain, inv = np.unique(np.concatenate([a, b]), return_inverse=True)
+        d2, i2 = st._unique_inverse(np.concatenate([a, b]))
+        assert d2.tobytes() == domain.tobytes() and np.array_equal(i2, inv.reshape(-1))
+        if np.all(a == a[0]) or np.all(b == b[0]):
+            continue
+        assert st.spearman(a, b) == float(sps.spearmanr(a, b).statistic)
+        assert st.krippendorff_alpha(a, b) == float(
+            krippendorff.alpha(reliability_data=np.vstack([a, b]), level_of_measurement="interval"))
+    assert st._small_integers(np.array([0.0, -0.0, 1.0])) is None
+    assert st._small_integers(np.array([0.5, 1.0])) is None

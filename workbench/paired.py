@@ -96,6 +96,15 @@ class _Coded:
         return self._joint[1][scenario_codes]
 
 
+def _run_of(a: np.ndarray, code: int) -> slice:
+    """The run of ``code`` in the ascending array ``a``: ``slice(searchsorted left, right)``.
+    The code is given as ``a``'s own type: with a Python int (or an int64 against int32
+    codes) numpy converts the whole array to the common type first, 7.5 ms of CPU per call
+    on a 5M-row int32 array (measured 2026-12-03) instead of microseconds."""
+    c = np.asarray(code, dtype=a.dtype) if a.dtype.kind in "iu" else code
+    return slice(int(np.searchsorted(a, c, "left")), int(np.searchsorted(a, c, "right")))
+
+
 def _radix(coded: _Coded, cols: list[tuple[str, np.ndarray]]) -> list[np.ndarray]:
     """Sort keys for ``np.lexsort`` (least significant first) equal in order to the code
     columns ``cols`` (most significant first): one int64 mixed-radix key of them when it fits,
@@ -202,7 +211,7 @@ class _Scope:
         code = self.coded.code("variant", variant)
         if code is None:
             return slice(0, 0)
-        return slice(int(np.searchsorted(self.vr, code, "left")), int(np.searchsorted(self.vr, code, "right")))
+        return _run_of(self.vr, code)
 
     def units(self, trials_matched: bool) -> tuple[np.ndarray, ...]:
         """Per (variant, scenario[, trial], judge) unit: (variant, scenario, unit key, mean),
@@ -250,9 +259,8 @@ class _Scope:
         if key not in self._orders:
             v, _, _, mean = self.units(trials_matched)
             code = self.coded.code("variant", variant)
-            lo, hi = ((int(np.searchsorted(v, code, "left")), int(np.searchsorted(v, code, "right")))
-                      if code is not None else (0, 0))
-            self._orders[key] = (mean[lo:hi], np.argsort(mean[lo:hi], kind="stable"))
+            sp = _run_of(v, code) if code is not None else slice(0, 0)
+            self._orders[key] = (mean[sp], np.argsort(mean[sp], kind="stable"))
         return self._orders[key]
 
     def by_judge(self) -> np.ndarray:
@@ -378,7 +386,7 @@ def _judge_rows(scope: _Scope, judge: str, variant: str | None) -> np.ndarray:
         sp = scope.span(variant)  # type: ignore[arg-type]
         return np.flatnonzero(scope.jd[sp] == jc) + sp.start  # type: ignore[no-any-return]
     jd = scope.judges_sorted()
-    return order[int(np.searchsorted(jd, jc, "left")):int(np.searchsorted(jd, jc, "right"))]
+    return order[_run_of(jd, jc)]
 
 
 def _distinct_sorted(k: np.ndarray) -> np.ndarray:
@@ -536,9 +544,7 @@ def _matched(scope: _Scope, a: str, b: str, trials_matched: bool
     spans = []
     for name in (a, b):
         code = scope.coded.code("variant", name)
-        lo, hi = ((int(np.searchsorted(v, code, "left")), int(np.searchsorted(v, code, "right")))
-                  if code is not None else (0, 0))
-        spans.append(slice(lo, hi))
+        spans.append(_run_of(v, code) if code is not None else slice(0, 0))
     sa, sb = spans
     common, ia, ib = np.intersect1d(key[sa], key[sb], assume_unique=True, return_indices=True)
     if common.size:

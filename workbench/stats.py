@@ -1278,14 +1278,60 @@ def krippendorff_alpha(a: ArrayLike, b: ArrayLike, level: str = "interval") -> f
     if level not in ("nominal", "ordinal", "interval", "ratio"):
         raise ValueError(f"unknown level {level!r}")
     x, y = _pair(a, b)
-    if x.size == 0 or np.unique(np.concatenate([x, y])).size < 2:
+    if x.size == 0:
+        return None
+    coded = _unique_inverse(np.concatenate([x, y]))  # (domain, inverse): once, for both steps
+    if coded[0].size < 2:
         return None
     with np.errstate(divide="ignore", invalid="ignore"):
-        val = _krippendorff_two_raters(x, y, level)
+        val = _krippendorff_two_raters(x, y, level, coded)
     return _f(val)
 
 
-def _krippendorff_two_raters(x: NDArray[np.float64], y: NDArray[np.float64], level: str) -> Any:
+def _small_integers(x: NDArray[np.float64]) -> tuple[float, NDArray[np.intp], int] | None:
+    """``(lo, v, width)`` with ``x == lo + v`` exactly (``v`` in ``[0, width)``) for finite
+    integer values on a range narrower than 2**16 holding no -0.0; else None. Their sorts
+    are then counts: :func:`_unique_inverse` and :func:`_average_ranks` use them."""
+    if x.size == 0:
+        return None
+    lo, hi = float(x.min()), float(x.max())
+    if not (hi - lo < 2**16 and np.all(x == np.floor(x))) or np.any(np.signbit(x) & (x == 0)):
+        return None
+    return lo, (x - lo).astype(np.intp), int(hi - lo) + 1
+
+
+def _unique_inverse(z: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """``np.unique(z, return_inverse=True)`` (the inverse flat, intp): for small integers
+    (:func:`_small_integers`) from counts, without the sort (the same values: equal values
+    of such ``z`` are the same double)."""
+    small = _small_integers(z)
+    if small is None:
+        domain, inv = np.unique(z, return_inverse=True)
+        return domain, np.asarray(inv, dtype=np.intp).reshape(-1)
+    lo, v, width = small
+    present = np.flatnonzero(np.bincount(v, minlength=width))
+    lut = np.zeros(width, dtype=np.intp)
+    lut[present] = np.arange(present.size)
+    domain = present.astype(np.float64)
+    domain += lo
+    return domain, lut[v]
+
+
+def _average_ranks(x: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    """``scipy.stats.rankdata(x)`` (average ranks) of small integers (:func:`_small_integers`)
+    from counts, without a sort; None for other values. Ranks are integers and halves, exact
+    in floating point: the same numbers as :func:`average_ranks` and scipy's."""
+    small = _small_integers(x)
+    if small is None:
+        return None
+    _, v, width = small
+    counts = np.bincount(v, minlength=width)
+    starts = np.cumsum(counts) - counts
+    return ((starts + 1).astype(np.float64) + (counts - 1) / 2)[v]
+
+
+def _krippendorff_two_raters(x: NDArray[np.float64], y: NDArray[np.float64], level: str,
+                             coded: tuple[NDArray[np.float64], NDArray[np.intp]] | None = None) -> Any:
     """``krippendorff.alpha(reliability_data=np.vstack([x, y]), level_of_measurement=level)``
     for two raters who rated every unit, without its (units x values x values) array.
 
@@ -1295,11 +1341,11 @@ def _krippendorff_two_raters(x: NDArray[np.float64], y: NDArray[np.float64], lev
     (a, b) contingency counts: whole numbers, exact in float64, hence equal to the
     package's matrix bit for bit. The rest is the package's own code (random coincidences,
     distances, the ratio), so the value is the package's (a test compares them exactly).
+    ``coded``: ``_unique_inverse`` of ``concatenate([x, y])``, when the caller has it.
     """
     _kd = _krippendorff.krippendorff  # the module: its private steps, pinned in requirements.lock
-    domain, inv = np.unique(np.concatenate([x, y]), return_inverse=True)
+    domain, inv = coded if coded is not None else _unique_inverse(np.concatenate([x, y]))
     v = domain.size
-    inv = np.asarray(inv, dtype=np.intp).reshape(-1)
     c = np.bincount(inv[: x.size] * v + inv[x.size :], minlength=v * v).reshape(v, v).astype(np.float64)
     o = c + c.T
     n_v = o.sum(axis=0)
@@ -1312,7 +1358,9 @@ def spearman(a: ArrayLike, b: ArrayLike) -> float | None:
     """Return Spearman's rank correlation rho (dimensionless, in [-1, 1]).
 
     Spearman (1904); computed by ``scipy.stats.spearmanr`` (Pearson correlation
-    of average ranks).
+    of average ranks); for small integers (scores on a rubric) the average ranks come from
+    counts (:func:`_average_ranks`, no sort) and the rest is spearmanr's own steps
+    (:func:`spearman_ranked`): the same number, bit for bit.
 
     Parameters
     ----------
@@ -1327,6 +1375,10 @@ def spearman(a: ArrayLike, b: ArrayLike) -> float | None:
     x, y = _pair(a, b)
     if x.size < 2 or np.all(x == x[0]) or np.all(y == y[0]):
         return None
+    rx = _average_ranks(x)
+    ry = _average_ranks(y) if rx is not None else None
+    if rx is not None and ry is not None:  # small integers: ranked from counts (no sort)
+        return spearman_ranked(x, y, rx, ry)
     return _f(_sps.spearmanr(x, y).statistic)
 
 
