@@ -19,8 +19,9 @@ process: interpreter start, imports, reading, computing, writing, exit):
 ``analyze-nogate``  the same with ``--no-gate``
 ``stages``          the same analysis in one child with each pipeline stage and the cluster
                     bootstrap timed (RSS at each stage's end): where time and memory go
-``floor``           three children that do only what every design meeting the issue must do,
-                    none of the workbench's own work: the interpreter and the imports of
+``floor``           three children that do only what a design on this stack (DuckDB, polars,
+                    scipy) meeting the issue must do, none of the workbench's own work: the
+                    interpreter and the imports of
                     ``workbench analyze``; DuckDB reading the file's lines and parsing each
                     once with one ``json_extract`` of every configured path (no ledger, no
                     Python per line); and writing the run's ``rows.parquet`` as ``analyze``
@@ -280,7 +281,7 @@ def child_bootstrap(path: str, resamples: int) -> dict[str, Any]:
             "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
 
 
-# the floor: what any design that meets the issue must do, without the workbench's own work
+# the floor: what a design on this stack that meets the issue must do, without the workbench's own work
 
 def child_floor_imports() -> dict[str, Any]:
     """The interpreter and the modules ``workbench analyze`` imports before it reads a byte
@@ -298,7 +299,7 @@ def child_floor_parse(path: str) -> dict[str, Any]:
     path (one ``json_extract`` of the list, as the workbench's query does), then counts per
     judge and variant. Every classifying reader must at least split the lines, test them and
     read each configured field; this does nothing else (no line numbers, no ledger, no
-    decoding of the values, no Python per line), so it is faster than any such reader.
+    decoding of the values, no Python per line): a lower bound for such a reader built on DuckDB.
     DuckDB's default ``max_line_size`` is kept: a larger one made the same query slower
     (1M lines: 1.23 s against 0.70 s, measured)."""
     import duckdb
@@ -573,6 +574,7 @@ def run_size(rows: int, args: argparse.Namespace, only: set[str], record: dict[s
         same = a.read_bytes() == b.read_bytes()
         print(f"results.json of analyze and analyze --no-gate byte-identical: {'yes' if same else 'NO'}")
     summary = {"rows": n, "file": str(path), "meta": meta, "duckdb_ref": ref, "records": records,
+               "cores": cores_now(),
                "resamples_cap": args.resamples, "results_identical": same}
     print_table(summary)
     print_floor(summary)
@@ -637,11 +639,28 @@ def print_table(summary: dict[str, Any]) -> None:
               f"{r['load_at_start']:>4.1f} |")
 
 
+def cores_now() -> int:
+    """The cores this process may run on (its affinity, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def cores_of(machine: str) -> int | None:
+    """The core count a saved record's ``machine`` text names (``..., 2 cores, ...``)."""
+    import re
+
+    m = re.search(r"(\d+) cores", machine)
+    return int(m.group(1)) if m else None
+
+
 def floor_of(summary: dict[str, Any]) -> dict[str, float] | None:
     """The floor's parts (seconds): the imports child whole (interpreter start, imports,
     exit), the parse query and the write as timed inside their children; None without all
-    three. ``serial`` is their sum; ``cpu_2`` their CPU seconds over the machine's cores, the
-    wall time of a perfectly parallel run of the same work."""
+    three. ``serial`` is their sum; ``cpu_2`` their CPU seconds over the cores of the machine
+    that made the record (``summary["cores"]``), the wall time of a perfectly parallel run of
+    the same work."""
     got = {}
     for r in summary["records"]:
         if r["kind"] != "floor" or r["rc"] != 0 or "seconds" not in r["result"]:
@@ -657,7 +676,8 @@ def floor_of(summary: dict[str, Any]) -> dict[str, float] | None:
     out.update({f"{k.removeprefix('floor-')}_cpu": v[1] for k, v in got.items()})
     out["serial"] = sum(v[0] for v in got.values())
     out["cpu"] = sum(v[1] for v in got.values())
-    out["cpu_2"] = out["cpu"] / (os.cpu_count() or 1)
+    out["cores"] = summary.get("cores") or cores_now()  # the recording machine's, when saved
+    out["cpu_2"] = out["cpu"] / out["cores"]
     return out
 
 
@@ -669,19 +689,19 @@ def print_floor(summary: dict[str, Any]) -> None:
         return
     ref = min(duck)
     pandas = [r["wall"] for r in summary["records"] if r["kind"] == "pandas" and r["rc"] == 0]
-    print(f"floor of analyze (what any design must do; none of the workbench's own work): imports "
+    print(f"floor of analyze (what a design on this stack must do; none of the workbench's own work): imports "
           f"{f['imports']:.2f} s + DuckDB parse {f['parse']:.2f} s + rows.parquet {f['write']:.2f} s = "
           f"{f['serial']:.2f} s serial ({f['serial'] / ref:.1f}x DuckDB); {f['cpu']:.1f} s CPU, "
-          f"{f['cpu_2']:.2f} s if spread perfectly over {os.cpu_count()} cores ({f['cpu_2'] / ref:.1f}x DuckDB)")
+          f"{f['cpu_2']:.2f} s if spread perfectly over {f['cores']} cores ({f['cpu_2'] / ref:.1f}x DuckDB)")
     print(f"  target 2.5x DuckDB = {2.5 * ref:.2f} s: the floor is "
           f"{'BELOW' if f['cpu_2'] < 2.5 * ref else 'ABOVE'} it (parallel floor {f['cpu_2']:.2f} s)")
     # the most generous floor: a parse that cost no more than the anchor's whole process
     # (which accounts for no line), with the imports and the write
     ref_cpu = min(r["cpu"] for r in summary["records"] if r["kind"] == "duckdb" and r["rc"] == 0)
-    alt = (f["imports_cpu"] + ref_cpu + f["write_cpu"]) / (os.cpu_count() or 1)
+    alt = (f["imports_cpu"] + ref_cpu + f["write_cpu"]) / f["cores"]
     print(f"  with the anchor itself as the parse (no line accounted for): imports {f['imports_cpu']:.1f} + "
           f"anchor {ref_cpu:.1f} + rows.parquet {f['write_cpu']:.1f} s CPU = {alt:.2f} s on "
-          f"{os.cpu_count()} cores ({alt / ref:.1f}x DuckDB): {'BELOW' if alt < 2.5 * ref else 'ABOVE'} the target")
+          f"{f['cores']} cores ({alt / ref:.1f}x DuckDB): {'BELOW' if alt < 2.5 * ref else 'ABOVE'} the target")
     if pandas:
         tenth = min(pandas) / 10
         print(f"  target a tenth of pandas = {tenth:.2f} s: the floor is "
@@ -732,6 +752,7 @@ def main(argv: list[str] | None = None) -> int:
         saved = json.loads(Path(args.show).read_text(encoding="utf-8"))
         print(f"started {saved['started']} on {saved['machine']}\ncommand: {' '.join(saved['argv'])}")
         for run in saved["runs"]:
+            run.setdefault("cores", cores_of(saved.get("machine", "")))  # records before 2026-12-03 11:20
             print_table(run)
             print_floor(run)
             st = next((r for r in run["records"] if r["kind"] == "stages" and r["rc"] == 0), None)

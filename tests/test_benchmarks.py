@@ -211,3 +211,26 @@ def test_floor_children_do_the_work_they_claim(files: dict[str, Path], tmp_path:
     assert f["serial"] == 3.5 and f["cpu"] == 9.0 + 3.0 + 1.0
     assert (f["imports_cpu"], f["parse_cpu"], f["write_cpu"]) == (9.0, 3.0, 1.0)  # whole child, then timed inside
     assert bench.floor_of({"records": recs[:2]}) is None
+    # divided by the recording machine's cores, not by those of the machine showing the record
+    assert bench.floor_of({"records": recs, "cores": 2})["cpu_2"] == 13.0 / 2
+    assert bench.cores_of("AMD EPYC, 2 cores, 24 GB RAM, Linux") == 2 and bench.cores_of("?") is None
+
+
+def test_print_floor_says_where_the_floor_is(capsys: pytest.CaptureFixture[str]) -> None:
+    bench = _load("bench_scale")
+    def rec(kind, part, wall, cpu, secs=None, secs_cpu=None):
+        res = {} if secs is None else {"seconds": secs, "cpu_seconds": secs_cpu}
+        return {"kind": kind, "rc": 0, "cmd": ["py", "--child", part], "wall": wall, "cpu": cpu, "result": res}
+    records = [rec("duckdb", "duckdb", 2.0, 3.0), rec("duckdb", "duckdb", 1.6, 3.2),
+               rec("floor", "floor-imports", 1.0, 1.2, 0.8, 0.0), rec("floor", "floor-parse", 4.0, 6.0, 3.0, 5.0),
+               rec("floor", "floor-write", 3.0, 5.0, 2.0, 3.8)]
+    bench.print_floor({"records": records, "cores": 2})
+    out = capsys.readouterr().out
+    # serial 1.0 + 3.0 + 2.0; CPU 1.2 + 5.0 + 3.8 = 10.0 over 2 cores = 5.00 s against 2.5 x 1.6 = 4.00 s
+    assert "= 6.00 s serial" in out and "10.0 s CPU, 5.00 s if spread perfectly over 2 cores" in out
+    assert "target 2.5x DuckDB = 4.00 s: the floor is ABOVE it" in out
+    # the anchor as the parse: (1.2 + 3.0 + 3.8) / 2 = 4.00 s, not below 4.00 s
+    assert "= 4.00 s on 2 cores" in out and "ABOVE the target" in out
+    bench.print_floor({"records": records, "cores": 4})
+    out = capsys.readouterr().out
+    assert "2.50 s if spread perfectly over 4 cores" in out and "the floor is BELOW it" in out

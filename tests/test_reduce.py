@@ -294,3 +294,8 @@ def test_add_coded_integer_sums_are_the_sorted_sums(monkeypatch: pytest.MonkeyPa
             jb.add_coded(codes, x)
         assert got[0] == got[1], t
     assert not rd._exact_integers(np.array([-0.0, 1.0])) and not rd._exact_integers(np.array([0.5]))
+    # the size guard: near 2**53 the order of a sum matters (bincount's 2**53 against the sorted
+    # sum's 2**53 + 4 for these five), so such values take the sorted path
+    big = np.array([-1.0, 2.0**53, 1.0, 1.0, 1.0])
+    assert not rd._exact_integers(big) and rd._exact_integers(big[:1])
+    assert rd._exact_integers(np.array([2.0**50] * 7)) and not rd._exact_integers(np.array([2.0**50] * 8))

@@ -1101,17 +1101,22 @@ def test_integer_values_sort_as_the_stable_sorts() -> None:
     from workbench import scorecard as sc
 
     rng = np.random.default_rng(1)
-    for trial in range(100):
-        n, g, m = int(rng.integers(1, 2000)), int(rng.integers(1, 300)), int(rng.integers(1, 25))
+    # the last two: a packed key past 2**32 (the uint64 branch: (m + 1) * g * width ~ 1e13)
+    shapes = [(int(rng.integers(1, 2000)), int(rng.integers(1, 300)), int(rng.integers(1, 25)), 17)
+              for _ in range(100)] + [(5000, 70_000, 70_000, 2000), (3000, 40_000, 9, 60_000)]
+    for trial, (n, g, m, width) in enumerate(shapes):
         c = rng.integers(0, g, n).astype(np.int32)
-        x = rng.integers(-5, 12, n).astype(np.float64) + (1000.0 if trial % 3 == 0 else 0.0)
+        x = rng.integers(-5, width - 5, n).astype(np.float64) + (1000.0 if trial % 3 == 0 else 0.0)
         idx = rng.permutation(2 * n)[:n].astype(np.int32)
         base_cell = rng.integers(0, m + 1, 2 * n).astype(np.int32)
         order = sc._stable_order(c, sc._value_rank(x))
         want = sc._CellValues.slices(base_cell, m, (idx[order], x[order], c[order]))
         offsets = sc._integer_offsets(x)
         assert offsets is not None
-        got = sc._CellValues.slices(base_cell, m, (idx, sc._IntegerValues(*offsets), c))
+        packed = sc._IntegerValues(*offsets)
+        if width > 17:
+            assert (m + 1) * (int(c.max()) + 1) * packed.width >= 2**32  # the uint64 key
+        got = sc._CellValues.slices(base_cell, m, (idx, packed, c))
         wide = sc._IntegerValues(*offsets)
         wide.sorted_by = lambda *a: None  # type: ignore[method-assign]  # the fallback
         fallback = sc._CellValues.slices(base_cell, m, (idx, wide, c))

@@ -170,6 +170,18 @@ def test_auto_spills_large_inputs_only(tmp_path: Path, monkeypatch: pytest.Monke
     fake = tmp_path / "not-gzip.gz"  # not gzip (no magic bytes): its size on disk
     fake.write_bytes(b"x" * 100)
     assert ingest_spill.input_bytes(str(fake)) == 100
+    tiny = tmp_path / "tiny.gz"  # the gzip magic, shorter than a gzip header and trailer
+    tiny.write_bytes(b"\x1f\x8b" + b"\x00" * 10)
+    assert ingest_spill.input_bytes(str(tiny)) == 12
+    cut = tmp_path / "cut.jsonl.gz"  # truncated: its last 4 bytes are what they are, no error
+    cut.write_bytes(gzip.compress(body)[:-9])
+    assert ingest_spill.input_bytes(str(cut)) >= cut.stat().st_size
+    folder = tmp_path / "folder.gz"
+    folder.mkdir()
+    assert ingest_spill.input_bytes(str(folder)) == 0
+    assert ingest_spill.input_bytes(gz) == len(body)  # a Path too
+    assert ingest_spill.input_bytes(str(tmp_path / "missing.gz")) == 0
+    assert ingest_spill.input_bytes("bad\x00name.gz") == 0
     monkeypatch.setenv("WORKBENCH_SPILL", "ALWAYS")
     assert ingest_spill.wanted([str(small)])
 

@@ -63,14 +63,17 @@ def wanted(paths: Iterable[str] = (), rows: int | None = None) -> bool:
     return sum(input_bytes(p) for p in paths) >= AUTO_BYTES
 
 
-def input_bytes(path: str) -> int:
+def input_bytes(path: str | os.PathLike[str]) -> int:
     """The bytes ``path`` holds as ingest reads them: its size, or for a ``.gz`` the larger
     of its size and the size its gzip trailer records (ISIZE: the last member's decompressed
     size modulo 2**32), so a well-compressed log of a large sweep is judged by what it holds,
     not by its few megabytes on disk. 0 for a URL or an unreadable path (decided by rows at
     the merge, as is a many-member gzip whose last member is small)."""
     try:
+        path = os.fsdecode(path)
         size = os.path.getsize(path)
+        if not os.path.isfile(path):
+            return 0
         if not path.endswith(".gz") or size < 18:
             return size
         with open(path, "rb") as fh:
@@ -78,7 +81,7 @@ def input_bytes(path: str) -> int:
                 return size
             fh.seek(size - 4)
             return max(size, int.from_bytes(fh.read(4), "little"))
-    except OSError:
+    except (OSError, TypeError, ValueError):  # not a path (a NUL in it, not text): decided by rows
         return 0
 
 
