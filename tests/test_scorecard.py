@@ -1099,6 +1099,7 @@ def test_integer_values_sort_as_the_stable_sorts() -> None:
     the stable sorts by (scenario, value) then cell, byte for byte, and so does its fallback;
     -0.0 and non-integers take the general path."""
     from workbench import scorecard as sc
+    from workbench import stats
 
     rng = np.random.default_rng(1)
     # the last two: a packed key past 2**32 (the uint64 branch: (m + 1) * g * width ~ 1e13)
@@ -1111,8 +1112,9 @@ def test_integer_values_sort_as_the_stable_sorts() -> None:
         base_cell = rng.integers(0, m + 1, 2 * n).astype(np.int32)
         order = sc._stable_order(c, sc._value_rank(x))
         want = sc._CellValues.slices(base_cell, m, (idx[order], x[order], c[order]))
-        offsets = sc._integer_offsets(x)
-        assert offsets is not None
+        small = stats.small_integers(x)
+        assert small is not None
+        offsets = small[:2]
         packed = sc._IntegerValues(*offsets)
         if width > 17:
             assert (m + 1) * (int(c.max()) + 1) * packed.width >= 2**32  # the uint64 key
@@ -1122,5 +1124,5 @@ def test_integer_values_sort_as_the_stable_sorts() -> None:
         fallback = sc._CellValues.slices(base_cell, m, (idx, wide, c))
         for w, a, b in zip(want, got, fallback, strict=True):
             assert w.dtype == a.dtype == b.dtype and w.tobytes() == a.tobytes() == b.tobytes()
-    assert sc._integer_offsets(np.array([0.0, -0.0, 1.0])) is None
-    assert sc._integer_offsets(np.array([0.5, 1.0])) is None
+    assert stats.small_integers(np.array([0.0, -0.0, 1.0])) is None
+    assert stats.small_integers(np.array([0.5, 1.0])) is None

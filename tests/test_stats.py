@@ -945,5 +945,5 @@ def test_small_integer_paths_are_scipys_and_the_packages() -> None:
         assert st.spearman(a, b) == float(sps.spearmanr(a, b).statistic)
         assert st.krippendorff_alpha(a, b) == float(
             krippendorff.alpha(reliability_data=np.vstack([a, b]), level_of_measurement="interval"))
-    assert st._small_integers(np.array([0.0, -0.0, 1.0])) is None
-    assert st._small_integers(np.array([0.5, 1.0])) is None
+    assert st.small_integers(np.array([0.0, -0.0, 1.0])) is None
+    assert st.small_integers(np.array([0.5, 1.0])) is None

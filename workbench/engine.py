@@ -69,7 +69,7 @@ import pyarrow as pa
 
 from .config import KEY_FIELDS, Config, FieldPath
 from .errors import InputError
-from .files import path_match, path_regex_groups
+from .files import gzip_isize, path_match, path_regex_groups
 
 BLOCK_BYTES = 16 * 1024 * 1024
 """Decompressed bytes read at a time; a block's lines are decoded together. 16 MB, not 32:
@@ -436,12 +436,9 @@ def blocks(path: str, limit: int, too_big: Callable[[str, int | str, int], Input
                     yield ba
                 digest.append(h.hexdigest())
                 return
-            head = fh.read(2)
-            if size >= 18 and head == b"\x1f\x8b":
-                fh.seek(size - 4)
-                isize = int.from_bytes(fh.read(4), "little")  # size mod 2**32 of the last member
-                if isize > limit:
-                    raise too_big(path, f"about {isize}", limit)
+            isize = gzip_isize(fh, size)  # size mod 2**32 of the last member
+            if isize is not None and isize > limit:
+                raise too_big(path, f"about {isize}", limit)
             fh.seek(0)
         except OSError as exc:
             raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc

@@ -118,3 +118,17 @@ def path_match(pattern: str, text: str) -> dict[str, Any] | None:
     groups = s.str.extract_groups(pattern).item() or {}
     names = path_regex_groups(pattern)
     return {k: groups.get(k) for k in names}
+
+
+def gzip_isize(fh: Any, size: int) -> int | None:
+    """The decompressed size a gzip file's trailer records (ISIZE: its last member's size
+    modulo 2**32), for ``fh`` open in binary and ``size`` bytes long; None when it is shorter
+    than a gzip header and trailer (18 bytes) or does not start with the gzip magic. Reads
+    from the start and the end; the caller seeks where it needs next."""
+    if size < 18:
+        return None
+    fh.seek(0)
+    if fh.read(2) != b"\x1f\x8b":
+        return None
+    fh.seek(size - 4)
+    return int.from_bytes(fh.read(4), "little")

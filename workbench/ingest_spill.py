@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from .errors import WorkbenchError
+from .files import gzip_isize
 
 AUTO_BYTES = 64 * 2**20
 """``auto``: the row table goes to disk when the input files hold at least this many bytes
@@ -74,13 +75,10 @@ def input_bytes(path: str | os.PathLike[str]) -> int:
         size = os.path.getsize(path)
         if not os.path.isfile(path):
             return 0
-        if not path.endswith(".gz") or size < 18:
+        if not path.endswith(".gz"):
             return size
         with open(path, "rb") as fh:
-            if fh.read(2) != b"\x1f\x8b":
-                return size
-            fh.seek(size - 4)
-            return max(size, int.from_bytes(fh.read(4), "little"))
+            return max(size, gzip_isize(fh, size) or 0)  # None: not gzip, its size on disk
     except (OSError, TypeError, ValueError):  # not a path (a NUL in it, not text): decided by rows
         return 0
 

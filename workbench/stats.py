@@ -1288,23 +1288,24 @@ def krippendorff_alpha(a: ArrayLike, b: ArrayLike, level: str = "interval") -> f
     return _f(val)
 
 
-def _small_integers(x: NDArray[np.float64]) -> tuple[float, NDArray[np.intp], int] | None:
-    """``(lo, v, width)`` with ``x == lo + v`` exactly (``v`` in ``[0, width)``) for finite
-    integer values on a range narrower than 2**16 holding no -0.0; else None. Their sorts
-    are then counts: :func:`_unique_inverse` and :func:`_average_ranks` use them."""
+def small_integers(x: NDArray[np.float64]) -> tuple[float, NDArray[np.uint16], int] | None:
+    """``(lo, v, width)`` with ``x == lo + v`` exactly (``v`` uint16 in ``[0, width)``) for
+    finite integer values on a range narrower than 2**16 holding no -0.0 (whose sign
+    ``lo + v`` would lose); else None. Their sorts are then counts or one packed key
+    (:func:`_unique_inverse`, :func:`_average_ranks`, the scorecard's ``_IntegerValues``)."""
     if x.size == 0:
         return None
     lo, hi = float(x.min()), float(x.max())
     if not (hi - lo < 2**16 and np.all(x == np.floor(x))) or np.any(np.signbit(x) & (x == 0)):
         return None
-    return lo, (x - lo).astype(np.intp), int(hi - lo) + 1
+    return lo, (x - lo).astype(np.uint16), int(hi - lo) + 1
 
 
 def _unique_inverse(z: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
     """``np.unique(z, return_inverse=True)`` (the inverse flat, intp): for small integers
-    (:func:`_small_integers`) from counts, without the sort (the same values: equal values
+    (:func:`small_integers`) from counts, without the sort (the same values: equal values
     of such ``z`` are the same double)."""
-    small = _small_integers(z)
+    small = small_integers(z)
     if small is None:
         domain, inv = np.unique(z, return_inverse=True)
         return domain, np.asarray(inv, dtype=np.intp).reshape(-1)
@@ -1318,10 +1319,10 @@ def _unique_inverse(z: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArra
 
 
 def _average_ranks(x: NDArray[np.float64]) -> NDArray[np.float64] | None:
-    """``scipy.stats.rankdata(x)`` (average ranks) of small integers (:func:`_small_integers`)
+    """``scipy.stats.rankdata(x)`` (average ranks) of small integers (:func:`small_integers`)
     from counts, without a sort; None for other values. Ranks are integers and halves, exact
     in floating point: the same numbers as :func:`average_ranks` and scipy's."""
-    small = _small_integers(x)
+    small = small_integers(x)
     if small is None:
         return None
     _, v, width = small
