@@ -228,6 +228,7 @@ each pair of columns only when its check applies, no columns when none does."""
 
 MISSINGNESS_TESTS = Schema("missingness_tests", {
     "factor": _S, "statistic": _F, "p_value": _F, "method": _S, "permutations": _I,
+    "unit": _S, "blocks": _I, "informative_blocks": _I, "min_p": _F, "cannot_reject": _B,
     "classic_p": _F, "classic_method": _S, "levels": _I,
     "missing_rates": pl.List(pl.Struct({"level": _S, "rate": _F})),
 }, maps={"missing_rates": ("level", "rate")})
