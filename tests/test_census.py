@@ -445,7 +445,8 @@ def test_judgment_units_and_missingness_tests_on_codes_equal_the_string_path() -
         ref = census_mod.unit_test(*want_units, 3)
         assert census_mod.design_missingness_test(got, factor, 3, unit) == ref
     for unit in census_mod.UNITS:
-        two = units_of(got.filter(pl.col("variant").is_in(["v1", "v\x1f1"])), ["scenario", "variant", "trial"][:3 if unit == "trial" else 2], 1, "variant")
+        by = ["scenario", "variant", "trial"][:3 if unit == "trial" else 2]
+        two = units_of(got.filter(pl.col("variant").is_in(["v1", "v\x1f1"])), by, 1, "variant")
         ref = stats.block_permutation_test(*two, census_mod.PERMUTATIONS, 5)
         items = census_mod.VariantItems(got, unit)
         sel = items.select(["v1", "v\x1f1"])
@@ -482,7 +483,8 @@ def test_missingness_records_the_permutations_it_drew(write_jsonl) -> None:
     tests = {t["factor"]: t for t in _records(missingness_tests(rows, load_config()))}
     # 6 of the 12 scenarios can change the table (one side missing): 2^6 distinct
     # arrangements, enumerated (no permutation drawn)
-    assert (tests["variant"]["method"], tests["variant"]["permutations"]) == ("block_permutation_within_scenario_exact", None)
+    assert (tests["variant"]["method"], tests["variant"]["permutations"]) == (
+        "block_permutation_within_scenario_exact", None)
     assert (tests["variant"]["blocks"], tests["variant"]["informative_blocks"]) == (24, 12)
     # 12 scenarios x 2 variants: 2^12 arrangements, 2 relabelings: min p = 2 / 4096
     assert tests["variant"]["min_p"] == 2 / 4096 and tests["variant"]["cannot_reject"] is False

@@ -181,7 +181,8 @@ def test_results_json_records_the_unit_blocks_and_min_p(write_jsonl, tmp_path: P
     assert v["p_value"] == 0.5
     j = tests["judge"]
     # both judges lose the crashed blocks together: no judge block can change the table, p = 1
-    assert (j["unit"], j["blocks"], j["informative_blocks"], j["p_value"]) == ("scenario_variant_judge_block", 12, 0, 1.0)
+    assert (j["unit"], j["blocks"], j["informative_blocks"], j["p_value"]) == (
+        "scenario_variant_judge_block", 12, 0, 1.0)
     assert j["min_p"] == 2 / 2**6 and j["cannot_reject"] is False  # 6 (scenario, variant) of 2 judges
     assert "cannot reject at 5% with 6 blocks" in printed
     contrast = next(c for c in doc["contrasts"] if c["subset"] is None and c["judge"] is None)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from numpy.typing import ArrayLike
-
 import numpy as np
 import polars as pl
+from numpy.typing import ArrayLike
 
 from . import reduce_codes, schemas, selection, stats
 from .config import KEY_FIELDS, MISSINGNESS_UNITS, Config

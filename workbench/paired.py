@@ -819,8 +819,8 @@ def contrast_confounding(contrasts: pl.DataFrame, census: pl.DataFrame, margins:
     census's variant test on the two variants' units, by default whole (scenario, variant)
     blocks permuted within scenarios, :func:`workbench.census.missingness_units`;
     ``missingness_method`` names it; ``missingness_min_p`` is the smallest p it can reach
-    on this design: above ``alpha`` (few scenarios) it cannot flag), ``fisher_p`` (Fisher exact test of the rates as if rows
-    were independent: beside it only, ignores clustering), ``confounded_missing``
+    on this design: above ``alpha`` (few scenarios) it cannot flag), ``fisher_p`` (Fisher
+    exact test of the rates as if rows were independent: beside it only, ignores clustering), ``confounded_missing``
     (``missingness_p`` below ``alpha``; ``fisher_p`` when no rows are given),
     ``judges_a``/``judges_b`` (the judges with judgments of each side) and
     ``confounded_judges`` (the two sets differ, so judge severity is confounded with the

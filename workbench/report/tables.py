@@ -979,7 +979,8 @@ def _blocks_text(t: Mapping[str, Any], alpha: float) -> str:
     """The exchangeable units a missingness test permuted, and whether it could reject at all."""
     if t.get("blocks") is None:
         return "-"
-    text = f"{t['blocks']} {str(t.get('unit') or 'unit').replace('_', ' ')}s ({t.get('informative_blocks')} informative)"
+    unit = str(t.get("unit") or "unit").replace("_", " ")
+    text = f"{t['blocks']} {unit}s ({t.get('informative_blocks')} informative)"
     if t.get("cannot_reject"):
         text += f"; cannot reject at {alpha:.0%} (smallest attainable p {t['min_p']:.2g})"
     return text
