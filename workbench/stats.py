@@ -32,6 +32,7 @@ import krippendorff as _krippendorff
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _sps
+from scipy import special as _sps_special
 
 __all__ = [
     "CellStats",
@@ -2091,6 +2092,14 @@ def block_permutation_enumerated(
     lab_s, blk_s, m_s, t_s = lab[order], blk[order], m[order], t[order]
     starts = np.flatnonzero(np.r_[True, blk_s[1:] != blk_s[:-1]])
     ends = np.r_[starts[1:], lab_s.size]
+    # a block of two labels or more whose units differ has at least two distinct sums (swap
+    # two differing units of different labels): more such blocks than log2(limit), too many
+    sizes = np.diff(np.r_[starts, lab_s.size])
+    first = np.repeat(starts, sizes)
+    differs = np.logical_or.reduceat((m_s != m_s[first]) | (t_s != t_s[first]), starts)
+    mixed = np.logical_or.reduceat(lab_s != lab_s[first], starts)
+    if int(np.sum(differs & mixed)) > math.log2(max(limit, 1)):
+        return None
     vals = np.zeros((1, 2 * k))
     prob = np.ones(1)
     for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
@@ -2141,14 +2150,18 @@ def block_permutation_min_p(labels: ArrayLike, blocks: ArrayLike) -> float | Non
     lab, k = _codes(labels, n, "labels")
     blk, g = _codes(blocks, n, "blocks")
     nbl = np.bincount(blk * k + lab, minlength=g * k).reshape(g, k)
+    present = nbl[:, nbl.sum(axis=0) > 0]
+    _, classes = np.unique(present.T, axis=0, return_counts=True)
+    log_n = float(np.sum(_sps_special.gammaln(nbl.sum(axis=1) + 1.0)) - np.sum(_sps_special.gammaln(nbl + 1.0)))
+    log_g = float(np.sum(_sps_special.gammaln(classes + 1.0)))
+    if log_n > 690.0:  # beyond 1e300 arrangements: the float form (exact integers would be slow)
+        return float(math.exp(log_g - log_n))
     arrangements = 1  # exact integers: the ratio is the correctly rounded float
     for row in nbl.tolist():
         left = sum(row)
         for c in row:
             arrangements *= math.comb(left, c)
             left -= c
-    present = nbl[:, nbl.sum(axis=0) > 0]
-    _, classes = np.unique(present.T, axis=0, return_counts=True)
     relabelings = math.prod(math.factorial(c) for c in classes.tolist())
     return float(min(1.0, relabelings / arrangements))
 
