@@ -17,7 +17,10 @@ them (:func:`workbench.census.missingness_units`, :func:`workbench.census.unit_t
 Power: the same ``block`` pattern with variant v1's block failure rate raised to 0.30 (a real
 variant effect), and judge B's judgment failure rate raised to 0.15 (a real judge effect).
 
-Run: ``python benchmarks/missingness_units.py [sets]`` (default 300; seeded, deterministic).
+Run: ``python benchmarks/missingness_units.py [sets]`` (default 300; seeded, deterministic);
+``python benchmarks/missingness_units.py SETS extra``: the row pattern at 20 scenarios again
+(more sets), and power where the finer unit is valid (trials fail independently, variant
+v1's item failure rate 0.30 against 0.15).
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ def generate(rng: np.random.Generator, scenarios: int, variants: int, pattern: s
         dead = rng.random((scenarios, variants)) < np.array(rates)[None, :]
         miss = dead[s, v] | (rng.random(s.size) < np.array(judge_rate)[j])
     elif pattern == "trial":
-        dead = rng.random((scenarios, variants, TRIALS)) < 0.15
+        rates = block_rate or (0.15,) * variants
+        dead = rng.random((scenarios, variants, TRIALS)) < np.array(rates)[None, :, None]
         miss = dead[s, v, t]
     else:
         miss = rng.random(s.size) < 0.15
@@ -70,8 +74,22 @@ def rates(sets: int, scenarios: int, variants: int, pattern: str, seed: int, **k
     return {u: {k: 100.0 * h / sets for k, h in d.items()} for u, d in hits.items()}
 
 
+def extra(sets: int) -> None:
+    r = rates(sets, 20, 3, "row", 4242)
+    print(f"row pattern, 20 scenarios, {sets} sets: " + ", ".join(
+        f"{u}: variant {r[u]['variant']:.1f} judge {r[u]['judge']:.1f} confound {r[u]['confound']:.1f}"
+        for u in ("trial", "block")))
+    for scen in (9, 20):
+        r = rates(sets, scen, 3, "trial", 5000 + scen, block_rate=(0.15, 0.30, 0.15))
+        print(f"trial pattern + effect, {scen} scenarios: " + ", ".join(
+            f"{u}: variant {r[u]['variant']:.1f} confound {r[u]['confound']:.1f}" for u in ("trial", "block")))
+
+
 def main() -> None:
     sets = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+    if len(sys.argv) > 2 and sys.argv[2] == "extra":
+        extra(sets)
+        return
     print(f"rejection rate at alpha 0.05, % of {sets} data sets (MC se ~1.3 points at 5 %)")
     print("pattern  S   unit   variant  judge  confound")
     for pattern in ("block", "trial", "row"):
