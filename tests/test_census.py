@@ -427,23 +427,35 @@ def test_judgment_units_and_missingness_tests_on_codes_equal_the_string_path() -
         (~(pl.col("bucket") == "valid").all() | (pl.len() > 1)).cast(pl.Float64).alias("missing")
     ).sort(list(KEY_FIELDS))
     assert got.equals(want)
-    item = (got["scenario"] + "\x1f" + got["variant"] + "\x1f" + got["trial"]).to_numpy()
-    ref = stats.block_permutation_test(got["missing"].to_numpy(), np.ones(got.height), got["judge"].to_numpy(),
-                                       item, census_mod.PERMUTATIONS, 3)
-    assert ref.method == "block_permutation" and census_mod.design_missingness_test(got, "judge", 3) == ref
-    items = got.group_by("scenario", "variant", "trial").agg(pl.col("missing").sum().alias("m"), pl.len().alias("n")
-                                                             ).sort("scenario", "variant", "trial")
-    ref = stats.block_permutation_test(items["m"].to_numpy(), items["n"].to_numpy().astype(float),
-                                       items["variant"].to_numpy(), items["scenario"].to_numpy(),
-                                       census_mod.PERMUTATIONS, 4)
-    assert census_mod.design_missingness_test(got, "variant", 4) == ref
-    two = items.filter(pl.col("variant").is_in(["v1", "v\x1f1"]))
-    ref = stats.block_permutation_test(two["m"].to_numpy(), two["n"].to_numpy().astype(float),
-                                       two["variant"].to_numpy(), two["scenario"].to_numpy(),
-                                       census_mod.PERMUTATIONS, 5)
-    assert census_mod.VariantItems(got).test(5, ["v1", "v\x1f1"]) == ref
-    pair = got.filter(pl.col("variant").is_in(["v1", "v\x1f1"]))
-    assert census_mod.design_missingness_test(pair, "variant", 5) == ref
+    # the units by a polars group_by + sort on the key strings (the order the codes follow)
+    def units_of(frame: pl.DataFrame, by: list[str], width: int, label: str) -> tuple[np.ndarray, ...]:
+        u = frame.group_by(by).agg(pl.col("missing").sum().alias("m"), pl.len().alias("n")).sort(by)
+        block = u.select(pl.struct(by[:width]).rank("dense") - 1)[by[0]].to_numpy()
+        return (u["m"].to_numpy(), u["n"].to_numpy().astype(float),
+                (u[label].rank("dense") - 1).to_numpy().astype(np.int64), block)
+
+    for factor, unit, by, width in (("judge", "trial", list(KEY_FIELDS), 3),
+                                    ("judge", "block", ["scenario", "variant", "judge"], 2),
+                                    ("variant", "trial", ["scenario", "variant", "trial"], 1),
+                                    ("variant", "block", ["scenario", "variant"], 1)):
+        want_units = units_of(got, by, width, factor)
+        got_units = census_mod._frame_units(got, factor, unit)
+        for a, b in zip(got_units, want_units, strict=True):
+            np.testing.assert_array_equal(a, b)
+        ref = census_mod.unit_test(*want_units, 3)
+        assert census_mod.design_missingness_test(got, factor, 3, unit) == ref
+    for unit in census_mod.UNITS:
+        by = ["scenario", "variant", "trial"][:3 if unit == "trial" else 2]
+        two = units_of(got.filter(pl.col("variant").is_in(["v1", "v\x1f1"])), by, 1, "variant")
+        ref = stats.block_permutation_test(*two, census_mod.PERMUTATIONS, 5)
+        items = census_mod.VariantItems(got, unit)
+        sel = items.select(["v1", "v\x1f1"])
+        for a, b in zip(sel[:2], two[:2], strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert items.test(5, ["v1", "v\x1f1"]) == census_mod.unit_test(*sel, 5)
+        assert stats.block_permutation_test(*sel, census_mod.PERMUTATIONS, 5).p_value == ref.p_value
+        pair = got.filter(pl.col("variant").is_in(["v1", "v\x1f1"]))
+        assert census_mod.design_missingness_test(pair, "variant", 5, unit) == items.test(5, ["v1", "v\x1f1"])
 
 
 def test_missingness_records_the_permutations_it_drew(write_jsonl) -> None:
@@ -455,15 +467,27 @@ def test_missingness_records_the_permutations_it_drew(write_jsonl) -> None:
     big = [line(j, v, f"s{s:03d}", t, overall=None if rs.random() < 0.2 else 5)
            for s in range(300) for v in ("v1", "v2") for t in range(10) for j in ("A", "B")]
     rows, _ = read_rows([write_jsonl(big)], load_config())
+    trial = load_config().with_overrides(missingness_unit="trial")
+    tests = {t["factor"]: t for t in _records(missingness_tests(rows, trial))}
+    assert {f: (t["method"], t["permutations"], t["unit"], t["blocks"]) for f, t in tests.items()} == {
+        "judge": ("judge_permutation_within_item_asymptotic", None, "judgment", 12000),
+        "variant": ("item_permutation_within_scenario_asymptotic", None, "scenario_variant_trial", 6000)}
+    # the default unit: 600 (scenario, variant) blocks and 1,200 judge blocks (x 2000 < 1e7)
     tests = {t["factor"]: t for t in _records(missingness_tests(rows, load_config()))}
-    assert {f: (t["method"], t["permutations"]) for f, t in tests.items()} == {
-        "judge": ("judge_permutation_within_item_asymptotic", None),
-        "variant": ("item_permutation_within_scenario_asymptotic", None)}
+    assert {f: (t["method"], t["permutations"], t["unit"], t["blocks"]) for f, t in tests.items()} == {
+        "judge": ("judge_block_permutation_within_scenario_variant", 2000, "scenario_variant_judge_block", 1200),
+        "variant": ("block_permutation_within_scenario", 2000, "scenario_variant_block", 600)}
     small = [line(j, v, f"s{s}", 1, overall=None if (s + (v == "v2")) % 4 == 0 else 5)
              for s in range(12) for v in ("v1", "v2") for j in ("A", "B")]
     rows, _ = read_rows([write_jsonl(small)], load_config())
     tests = {t["factor"]: t for t in _records(missingness_tests(rows, load_config()))}
-    assert (tests["variant"]["method"], tests["variant"]["permutations"]) == ("item_permutation_within_scenario", 2000)
+    # 6 of the 12 scenarios can change the table (one side missing): 2^6 distinct
+    # arrangements, enumerated (no permutation drawn)
+    assert (tests["variant"]["method"], tests["variant"]["permutations"]) == (
+        "block_permutation_within_scenario_exact", None)
+    assert (tests["variant"]["blocks"], tests["variant"]["informative_blocks"]) == (24, 12)
+    # 12 scenarios x 2 variants: 2^12 arrangements, 2 relabelings: min p = 2 / 4096
+    assert tests["variant"]["min_p"] == 2 / 4096 and tests["variant"]["cannot_reject"] is False
     # nothing missing at all: both tests are undefined and draw nothing
     full = [line(j, v, f"s{s}", 1, overall=5) for s in range(12) for v in ("v1", "v2") for j in ("A", "B")]
     rows, _ = read_rows([write_jsonl(full)], load_config())

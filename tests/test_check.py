@@ -18,7 +18,7 @@ import pytest
 import statsmodels.api as sm
 from scipy.stats import fisher_exact
 
-from workbench import check, cli, pipeline, schemas
+from workbench import check, cli, pipeline, schemas, stats
 from workbench.config import load_config
 from workbench.errors import InputError, WorkbenchError
 
@@ -267,7 +267,7 @@ CLAIM_KEYS = {"name", "field", "subset", "a", "b", "claimed", "recomputed", "ci_
               "paired", "paired_ci_low", "paired_ci_high", "zero_filled", "valid_n_a", "rows_a",
               "valid_n_b", "rows_b", "bound_low", "bound_high", "verdict", "confounded", "notes",
               "judge", "status_a", "status_b", "missing_rate_a", "missing_rate_b", "fisher_p",
-              "missingness_p", "missingness_method", "judge_missingness_p", "p", "p_holm",
+              "missingness_p", "missingness_method", "missingness_min_p", "judge_missingness_p", "p", "p_holm",
               "equivalence_margin", "confounded_missing", "confounded_judges", "confounding_notes"}
 
 
@@ -327,11 +327,13 @@ def test_null_effect_with_large_zero_filled_headline_is_refuted(tmp_path: Path) 
     # missingness differs between the sides: Fisher's exact p is kept beside the design test
     p = fisher_exact([[0, 54], [27, 27]]).pvalue
     assert rec["fisher_p"] == pytest.approx(p, rel=1e-9)
-    assert rec["missingness_method"] == "item_permutation_within_scenario"
+    # 9 scenarios x 2 variants: whole (scenario, variant) blocks, 2^9 arrangements enumerated
+    assert rec["missingness_method"] == "block_permutation_within_scenario_exact"
+    assert rec["missingness_min_p"] == 2 / 2**9
     assert rec["missingness_p"] < 0.05
     assert rec["confounded"] is True
     assert any(n.startswith("missing rates differ: 0% of 54 judgments vs 50% of 54 "
-                            "(whole items permuted within scenarios")
+                            "(whole scenario x variant blocks permuted within scenarios")
                for n in rec["notes"])
     # the same interval against a claim inside it: inconclusive; with a margin: equivalent
     inside = round((lo + hi) / 2, 2) if lo < round((lo + hi) / 2, 2) < hi else 0.0
@@ -387,7 +389,7 @@ def test_confounding_by_judge_assignment(tmp_path: Path) -> None:
     drop(rows, 1, "A", 5)
     drop(rows, 2, "C", 20)
     drop(rows, 3, "B", 5)
-    rec, _, _ = claim_for(rows, tmp_path, "A", "B", 0.5)
+    rec, _, cfg = claim_for(rows, tmp_path, "A", "B", 0.5)
     # the sides themselves have equal missing rates: no side flag ...
     assert rec["missingness_p"] > 0.05
     assert rec["fisher_p"] == pytest.approx(1.0)
@@ -397,10 +399,21 @@ def test_confounding_by_judge_assignment(tmp_path: Path) -> None:
     assert p < 0.001
     assert rec["confounded"] is True
     note = next(n for n in rec["notes"] if n.startswith("different judges"))
-    # no item is judged by both: whole items permuted within scenarios
-    assert rec["judge_missingness_p"] < 0.001
+    # no block is judged by both: whole (scenario, variant) blocks (3 trials each) labelled
+    # by their judge group, permuted within scenarios (4 blocks a scenario, 6 arrangements
+    # each: 6^9 > 2000, so the Monte-Carlo test); the units built here by a loop
+    units = []
+    for s in SCENARIOS:
+        for v in "ABCD":
+            mine = [r for r in rows if r["scenario"] == s and r["variant"] == v]
+            units.append((sum(not usable(r, "overall") for r in mine), len(mine), int(v in "AC"),
+                          SCENARIOS.index(s)))
+    m, t, lab, blk = (np.array(x, dtype=float) for x in zip(*units, strict=True))
+    want = stats.block_permutation_test(m, t, lab.astype(int), blk.astype(int), 2000,
+                                        stats.derive_seed(cfg.seed, "confound_judge", "c"))
+    assert rec["judge_missingness_p"] == want.p_value < 0.01
     assert note == ("different judges: a scored by j1, b by j2; j1 leaves 46% of its 54 judgments "
-                    "without a valid overall vs 9% of 54 for j2 (design permutation p<0.001)")
+                    f"without a valid overall vs 9% of 54 for j2 (design permutation p={want.p_value:.2g})")
     assert (rec["confounded_missing"], rec["confounded_judges"]) == (False, True)
     assert rec["confounding_notes"] == [note]
 

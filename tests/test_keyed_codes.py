@@ -66,11 +66,14 @@ def test_coded_stages_equal_their_row_paths(generated: tuple[pl.DataFrame, Any])
         got, want = fn(rows, cfg, view=view), fn(rows, cfg, view=plain)
         assert got.height > 0 and got.to_dicts() == want.to_dicts()
         assert fn(rows, cfg).to_dicts() == want.to_dicts()  # a view of its own
-    got = missingness_tests(rows, cfg, view=view).to_dicts()
-    assert got == missingness_tests(rows, cfg, view=plain).to_dicts()
-    assert [r["method"].removesuffix("_asymptotic") for r in got] == [
-        "judge_permutation_within_item", "item_permutation_within_scenario"]
-    assert all(r["p_value"] is not None for r in got)
+    for unit, methods in (("block", ["judge_block_permutation_within_scenario_variant",
+                                      "block_permutation_within_scenario"]),
+                          ("trial", ["judge_permutation_within_item", "item_permutation_within_scenario"])):
+        ucfg = cfg.with_overrides(missingness_unit=unit)
+        got = missingness_tests(rows, ucfg, view=view).to_dicts()
+        assert got == missingness_tests(rows, ucfg, view=plain).to_dicts()
+        assert [r["method"].removesuffix("_asymptotic").removesuffix("_exact") for r in got] == methods
+        assert all(r["p_value"] is not None for r in got)
     assert names.name_warnings(rows, None, view=view) == names.name_warnings(rows, None, view=plain)
     got = flag_rates(rows, cfg, view=view)
     assert sorted(set(got["subset"].to_list()), key=str) == [None, "some"]

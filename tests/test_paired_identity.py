@@ -189,13 +189,17 @@ def test_contrast_missingness_tests_equal_the_units_of_the_two_variants(data: di
 
     cfg, rows = data["cfg"], data["rows"]
     units = census_mod.judgment_units(rows, cfg)
-    items = paired._PairItems(census_mod.VariantItems(units))
     variants = ["A", "B", "C", "D", "absent"]
-    for i, a in enumerate(variants):
-        for b in variants[i + 1:]:
-            seed = stats.derive_seed(cfg.seed, "contrast_confounding", a, b)
-            want = census_mod.design_missingness_test(units.filter(pl.col("variant").is_in([a, b])), "variant", seed)
-            _same(items.test(seed, [a, b]), want, f"{a}-{b}")
+    for unit in census_mod.UNITS:
+        items = paired._PairItems(census_mod.VariantItems(units, unit))
+        coded = paired._PairItems(census_mod.VariantItems.of_rows(rows, cfg.with_overrides(missingness_unit=unit)))
+        for i, a in enumerate(variants):
+            for b in variants[i + 1:]:
+                seed = stats.derive_seed(cfg.seed, "contrast_confounding", a, b)
+                want = census_mod.design_missingness_test(units.filter(pl.col("variant").is_in([a, b])), "variant",
+                                                          seed, unit)
+                _same(items.test(seed, [a, b]), want, f"{a}-{b}")
+                _same(coded.test(seed, [a, b]), want, f"{a}-{b} coded")
 
 
 def test_key_codes_are_np_unique_codes_of_the_cell_rows() -> None:

@@ -155,7 +155,12 @@ def test_false_positive_rate_at_large_g():
 def test_census_names_the_large_sample_method():
     approx = stats.TestResult(1.0, 0.3, "block_permutation_asymptotic")
     exact = stats.TestResult(1.0, 0.3, "block_permutation")
-    assert census.method_name("variant", approx) == "item_permutation_within_scenario_asymptotic"
-    assert census.method_name("judge", approx) == "judge_permutation_within_item_asymptotic"
-    assert census.method_name("variant", exact) == "item_permutation_within_scenario"
+    enumerated = stats.TestResult(1.0, 0.3, "block_permutation_exact")
+    assert census.method_name("variant", approx) == "block_permutation_within_scenario_asymptotic"
+    assert census.method_name("judge", approx) == "judge_block_permutation_within_scenario_variant_asymptotic"
+    assert census.method_name("variant", exact) == "block_permutation_within_scenario"
+    assert census.method_name("variant", enumerated) == "block_permutation_within_scenario_exact"
+    assert census.method_name("variant", approx, "trial") == "item_permutation_within_scenario_asymptotic"
+    assert census.method_name("judge", approx, "trial") == "judge_permutation_within_item_asymptotic"
+    assert census.method_name("variant", exact, "trial") == "item_permutation_within_scenario"
     assert census.method_name("judge", stats.TestResult(None, None, "undefined")) == "undefined"

@@ -124,10 +124,10 @@ def test_selftest_fails_when_the_instrument_is_blind(monkeypatch, capsys) -> Non
     """A reducer that fills missing scores (the pathology itself) must make the self-test fail."""
     from workbench import census
 
-    def blind(units, factor, seed):  # a missingness test that never finds anything
-        return stats.TestResult(None, 1.0, "blind")
+    def blind(m, t, labels, blocks, seed):  # a missingness test that never finds anything
+        return stats.TestResult(None, 1.0, "block_permutation")
 
-    monkeypatch.setattr(census, "design_missingness_test", blind)
+    monkeypatch.setattr(census, "unit_test", blind)
     assert cli.main(["selftest"]) == 1
     out = capsys.readouterr().out
     assert "FAIL  silent_zero: judge-dependent missingness is flagged" in out

@@ -11,9 +11,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
+from numpy.typing import ArrayLike
 
 from . import reduce_codes, schemas, selection, stats
-from .config import KEY_FIELDS, Config
+from .config import KEY_FIELDS, MISSINGNESS_UNITS, Config
 from .ingest import BUCKETS
 from .vocab import MISSING_PLANNED
 
@@ -302,95 +303,191 @@ def _unit_codes(rows: pl.DataFrame) -> tuple[np.ndarray, dict[str, list[Any]], n
     return keys, levels, ((valid < n) | (n > 1)).astype(np.float64)
 
 
-def _dense(col: pl.Series) -> np.ndarray | None:
-    """Integer codes of string labels in their sort order (the codes ``np.unique`` gives the
-    strings, so a test gets the same codes, hence the same numbers); None for a null or a
-    column that is not text (the caller passes the labels themselves)."""
-    if col.dtype != pl.String or col.null_count():
-        return None
-    return (col.rank("dense") - 1).to_numpy().astype(np.int64)
+#: ``missingness: {unit: ...}`` choices (:data:`workbench.config.MISSINGNESS_UNITS`)
+UNITS = MISSINGNESS_UNITS
+#: the exchangeable unit of each test, as ``results.json`` names it (``unit``)
+UNIT_NAMES = {
+    ("variant", "block"): "scenario_variant_block",
+    ("variant", "trial"): "scenario_variant_trial",
+    ("judge", "block"): "scenario_variant_judge_block",
+    ("judge", "trial"): "judgment",
+}
+
+
+def _unit_codes_of(values: ArrayLike) -> np.ndarray:
+    """Non-negative integer codes of one key array (the codes themselves when they are
+    such; else positions in the sorted distinct values)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iu" and (arr.size == 0 or int(arr.min()) >= 0):
+        return arr.astype(np.int64, copy=False)
+    return np.unique(arr, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
+def missingness_units(missing: ArrayLike, scenario: ArrayLike, variant: ArrayLike, trial: ArrayLike,
+                      judge: ArrayLike, factor: str, unit: str = "block", cluster: ArrayLike | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The exchangeable units of a missingness test, from per-judgment arrays: (missing,
+    totals, labels, blocks) for :func:`workbench.stats.block_permutation_test`.
+
+    ``missing`` (1.0 when the judgment has no usable score) and the key arrays hold one entry
+    per judgment (a key: duplicates counted once, as :func:`judgment_units`); keys are integer
+    codes (non-negative, any order-preserving coding) or labels. ``cluster``: the outer level
+    (the unit of independence) per judgment; None: the scenario.
+
+    ``unit="block"`` (the default, valid whether failures hit rows, trials or whole blocks):
+
+    * ``factor="variant"``: a unit is every judgment of one (cluster, variant), over all
+      trials and judges; its label is the variant; labels are exchanged within the cluster;
+    * ``factor="judge"``: a unit is one judge's judgments of one (cluster, variant), over
+      all trials; its label is the judge; exchanged within the (cluster, variant).
+
+    ``unit="trial"`` (valid only when trials fail independently; the cluster is not used):
+
+    * ``"variant"``: a unit is every judgment of one (scenario, variant, trial) item,
+      exchanged within the scenario;
+    * ``"judge"``: a unit is one judgment, its judge label exchanged within its item.
+
+    Units come sorted by their key (blocks first); ``missing``/``totals`` are the unit's
+    missing and total judgments (floats), ``labels`` the variant or judge codes as given
+    (integer inputs) or their sorted positions, ``blocks`` the block of each unit (0..B-1 in
+    sorted order).
+    """
+    if factor not in ("variant", "judge"):
+        raise ValueError(f"factor must be 'variant' or 'judge', got {factor!r}")
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+    miss = np.asarray(missing, dtype=np.float64)
+    outer = scenario if cluster is None else cluster
+    cols, width = {
+        ("variant", "block"): ((outer, variant), 1),
+        ("variant", "trial"): ((scenario, variant, trial), 1),
+        ("judge", "block"): ((outer, variant, judge), 2),
+        ("judge", "trial"): ((scenario, variant, trial, judge), 3),
+    }[(factor, unit)]
+    codes = [_unit_codes_of(c) for c in cols]
+    if any(c.shape != miss.shape for c in codes):
+        raise ValueError("missing and the key arrays need one entry per judgment")
+    keys, inv = reduce_codes.group_ids(*codes)
+    g = keys.shape[0]
+    m = np.bincount(inv, weights=miss, minlength=g)
+    t = np.bincount(inv, minlength=g).astype(np.float64)
+    labels = keys[:, 1 if factor == "variant" else len(cols) - 1].astype(np.int64)
+    _, blocks = reduce_codes.group_ids(*[keys[:, j] for j in range(width)])
+    return m, t, labels, blocks.astype(np.int64)
+
+
+def unit_test(m: np.ndarray, t: np.ndarray, labels: np.ndarray, blocks: np.ndarray, seed: int
+              ) -> stats.TestResult:
+    """The permutation test on units (:func:`missingness_units`): exact by full enumeration
+    when the design has at most :data:`workbench.stats.PERMUTATION_ENUMERATION_LIMIT`
+    arrangements (:func:`workbench.stats.block_permutation_enumerated`), else
+    :func:`workbench.stats.block_permutation_test` with :data:`PERMUTATIONS` permutations."""
+    exact = stats.block_permutation_enumerated(m, t, labels, blocks)
+    if exact is not None:
+        return exact
+    return stats.block_permutation_test(m, t, labels, blocks, PERMUTATIONS, seed)
+
+
+def unit_design(m: np.ndarray, t: np.ndarray, labels: np.ndarray, blocks: np.ndarray,
+                res: stats.TestResult) -> dict[str, Any]:
+    """What the test could see: ``blocks`` (exchangeable units), ``informative_blocks`` (units
+    in a block of two labels or more whose units do not all carry the same missing and total
+    judgments: only those can change the table under permutation) and ``min_p``, the smallest
+    p this test can return on this design (:func:`workbench.stats.block_permutation_min_p`;
+    not below 1 / (1 + permutations) for the Monte-Carlo test; null for an undefined test)."""
+    n = int(m.size)
+    informative = 0
+    if n:
+        _, blk = np.unique(blocks, return_inverse=True)
+        blk = blk.reshape(-1)
+        g = int(blk.max()) + 1
+        first_m = np.full(g, np.nan)
+        first_t = np.full(g, np.nan)
+        first_m[blk[::-1]] = m[::-1]
+        first_t[blk[::-1]] = t[::-1]
+        differs = np.bincount(blk, weights=((m != first_m[blk]) | (t != first_t[blk])).astype(float),
+                              minlength=g) > 0
+        _, lab = np.unique(labels, return_inverse=True)
+        pairs = np.unique(np.c_[blk, lab.reshape(-1)], axis=0)
+        two = np.bincount(pairs[:, 0], minlength=g) > 1
+        informative = int(np.bincount(blk, minlength=g)[differs & two].sum())
+    min_p = None
+    if res.method != "undefined":
+        min_p = stats.block_permutation_min_p(labels, blocks)
+        if res.method == "block_permutation" and min_p is not None:
+            min_p = max(min_p, 1.0 / (1.0 + PERMUTATIONS))
+    return {"blocks": n, "informative_blocks": informative, "min_p": min_p}
+
+
+def _frame_units(units: pl.DataFrame, factor: str, unit: str
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`missingness_units` of a :func:`judgment_units` table (keys coded in their sort
+    order, nulls first, as the coded path codes them)."""
+    codes = [reduce_codes.label_codes(units[k], nulls="first")[0] for k in KEY_FIELDS]
+    return missingness_units(units["missing"].to_numpy(), *codes, factor, unit)
 
 
 class VariantItems:
-    """The items of the variant test (every judgment of one scenario x variant x trial:
-    missing and total judgments, sorted by scenario, variant, trial) built once from judgment
-    units, so that the test on any set of variants is a selection of them: the same items,
-    in the same order, as grouping the units of those variants alone."""
+    """The units of the variant test (:func:`missingness_units`, ``factor="variant"``: whole
+    (scenario, variant) blocks by default, (scenario, variant, trial) items with
+    ``unit="trial"``) built once from judgment units, so that the test on any set of
+    variants is a selection of them: the same units, in the same order, as building the
+    units of those variants alone."""
 
-    def __init__(self, units: pl.DataFrame) -> None:
-        cols = ("scenario", "variant", "trial")
-        if all(units.schema[c] == pl.String and not units[c].null_count() for c in cols):
-            # integer codes in the sort's order: grouping the codes gives the sorted items
-            # (label_codes' codes without a null: positions in the sorted distinct values, as
-            # the Enum's uint32 physical codes, 4 bytes a unit)
-            levels = {c: sorted(units[c].unique().to_list()) for c in cols}
-            keys, inv = reduce_codes.group_ids(*[units[c].cast(pl.Enum(levels[c])).to_physical().to_numpy()
-                                                 for c in cols])
-            self.m = np.bincount(inv, weights=units["missing"].to_numpy(), minlength=keys.shape[0])
-            self.n = np.bincount(inv, minlength=keys.shape[0]).astype(float)
-            del inv
-            # codes monotone in the names: the labels' own codes in the test
-            self.labels, self.blocks = keys[:, 1], keys[:, 0]
-            self._code = {v: i for i, v in enumerate(levels["variant"])}
-            return
-        items = units.group_by(*cols).agg(pl.col("missing").sum().alias("m"), pl.len().alias("n")).sort(cols)
-        self.m = items["m"].to_numpy()
-        self.n = items["n"].to_numpy().astype(float)
-        self.labels, self.blocks = items["variant"].to_numpy(), items["scenario"].to_numpy()
-        self._code = None
+    def __init__(self, units: pl.DataFrame, unit: str = "block") -> None:
+        levels = reduce_codes.label_codes(units["variant"], nulls="first")[1]
+        self.m, self.n, self.labels, self.blocks = _frame_units(units, "variant", unit)
+        self.unit = unit
+        self._code = {v: i for i, v in enumerate(levels)}
 
     @classmethod
     def of_rows(cls, rows: pl.DataFrame, cfg: Config) -> VariantItems:
-        """``VariantItems(judgment_units(rows, cfg))``, from the units' codes when they allow
-        (:func:`_unit_codes`, no null scenario, variant or trial): the same items in the same
-        order, labels and blocks (codes in the labels' sort order), without the units' key
-        texts (four string columns of one row per judgment, 0.3 GB at 5M rows) nor their
-        recoding."""
+        """``VariantItems(judgment_units(rows, cfg), cfg.missingness_unit)``, from the units'
+        codes when they allow (:func:`_unit_codes`): the same units in the same order, labels
+        and blocks (codes in the labels' sort order, nulls first), without the units' key texts
+        (four string columns of one row per judgment, 0.3 GB at 5M rows) nor their recoding."""
         coded = _unit_codes(rows)
-        if coded is None or any(None in coded[1][c] for c in ("scenario", "variant", "trial")):
-            return cls(judgment_units(rows, cfg))
+        if coded is None:
+            return cls(judgment_units(rows, cfg), cfg.missingness_unit)
         keys, levels, missing = coded
-        # units come sorted by (scenario, variant, trial, judge): an item is a run of equal
-        # (scenario, variant, trial), numbered in order (the items' sorted order)
-        change = np.r_[True, np.any(keys[1:, :3] != keys[:-1, :3], axis=1)]
-        first = np.flatnonzero(change)
-        item = np.cumsum(change, dtype=np.int64) - 1
-        del change
         self = cls.__new__(cls)
-        self.m = np.bincount(item, weights=missing, minlength=first.size)
-        self.n = np.bincount(item, minlength=first.size).astype(float)
-        self.labels, self.blocks = keys[first, 1].astype(np.int64), keys[first, 0].astype(np.int64)
+        self.m, self.n, self.labels, self.blocks = missingness_units(
+            missing, *[keys[:, j] for j in range(4)], "variant", cfg.missingness_unit)
+        self.unit = cfg.missingness_unit
         self._code = {v: i for i, v in enumerate(levels["variant"])}
         return self
 
-    def test(self, seed: int, variants: list[Any] | None = None) -> stats.TestResult:
-        """:func:`workbench.stats.block_permutation_test` on the items of ``variants`` (all: None)."""
+    def select(self, variants: list[Any] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The units of ``variants`` (all: None), in order."""
         if variants is None:
-            return stats.block_permutation_test(self.m, self.n, self.labels, self.blocks, PERMUTATIONS, seed)
-        if self._code is not None:
-            keep = np.zeros(self.labels.size, dtype=bool)
-            for code in {self._code[v] for v in variants if v in self._code}:
-                keep |= self.labels == code
-        else:
-            keep = np.isin(self.labels, np.array(list(variants), dtype=object))
-        return stats.block_permutation_test(self.m[keep], self.n[keep], self.labels[keep], self.blocks[keep],
-                                            PERMUTATIONS, seed)
+            return self.m, self.n, self.labels, self.blocks
+        keep = np.zeros(self.labels.size, dtype=bool)
+        for code in {self._code[v] for v in variants if v in self._code}:
+            keep |= self.labels == code
+        return self.m[keep], self.n[keep], self.labels[keep], self.blocks[keep]
+
+    def test(self, seed: int, variants: list[Any] | None = None) -> stats.TestResult:
+        """:func:`unit_test` on the units of ``variants`` (all: None)."""
+        return unit_test(*self.select(variants), seed)
 
 
-def design_missingness_test(units: pl.DataFrame | CodedUnits, factor: str, seed: int) -> stats.TestResult:
+def design_missingness_test(units: pl.DataFrame | CodedUnits, factor: str, seed: int,
+                            unit: str = "block") -> stats.TestResult:
     """The design-respecting test for one factor on judgment units (see :func:`missingness_tests`):
     a :func:`judgment_units` table, or the same units as codes (:class:`CodedUnits`)."""
+    return design_missingness(units, factor, seed, unit)[0]
+
+
+def design_missingness(units: pl.DataFrame | CodedUnits, factor: str, seed: int, unit: str = "block"
+                       ) -> tuple[stats.TestResult, dict[str, Any]]:
+    """:func:`design_missingness_test` and what the test could see (:func:`unit_design`, with
+    ``unit``: the exchangeable unit's name, :data:`UNIT_NAMES`)."""
     if isinstance(units, CodedUnits):
-        return _coded_missingness_test(units, factor, seed)
-    if factor == "variant":
-        return VariantItems(units).test(seed)
-    item = pl.concat_str(["scenario", "variant", pl.col("trial").cast(pl.String)], separator="\x1f")
-    u = units.with_columns(item.alias("__item"))
-    labels, blocks = _dense(u[factor]), _dense(u["__item"])
-    return stats.block_permutation_test(u["missing"].to_numpy(), np.ones(u.height),
-                                        u[factor].to_numpy() if labels is None else labels,
-                                        u["__item"].to_numpy() if blocks is None else blocks,
-                                        PERMUTATIONS, seed)
+        arrays = _coded_arrays(units, factor, unit)
+    else:
+        arrays = _frame_units(units, factor, unit)
+    res = unit_test(*arrays, seed)
+    return res, {"unit": UNIT_NAMES[(factor, unit)], **unit_design(*arrays, res)}
 
 
 class CodedUnits(NamedTuple):
@@ -406,12 +503,8 @@ class CodedUnits(NamedTuple):
 def _coded_units(view: reduce_codes.KeyedCodes) -> CodedUnits | None:
     """Judgment units (:func:`judgment_units`) as codes: (unit keys as rows of the four key
     codes in the key's sort order, ``missing`` per unit, each unit's item), or None when the
-    rows need :func:`judgment_units` itself (a key column not text or with a null, or a
-    scenario or variant holding a character at or below U+001F, where the judge test's item
-    text would sort differently from the codes)."""
+    rows need :func:`judgment_units` itself (a key column not text or with a null)."""
     if not view.usable or any(None in view.levels(k) for k in KEY_FIELDS):
-        return None
-    if any(min(v, default=" ") <= "\x1f" for k in ("scenario", "variant") for v in view.levels(k)):
         return None
     once = ~view.is_bucket("duplicate")
     keys, inv = reduce_codes.group_ids(*[view.codes(k)[once] for k in KEY_FIELDS], key_dtype=np.int32)
@@ -430,34 +523,41 @@ def _coded_units(view: reduce_codes.KeyedCodes) -> CodedUnits | None:
     return CodedUnits(keys[:, 3].copy(), missing, item, item_keys)
 
 
-def _coded_missingness_test(coded: CodedUnits, factor: str, seed: int) -> stats.TestResult:
-    """:func:`design_missingness_test` on :func:`_coded_units`: the same units, items, codes
-    (monotone in the labels) and order, hence the same numbers."""
+def _coded_arrays(coded: CodedUnits, factor: str, unit: str
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`missingness_units` on :func:`_coded_units`: the same units, codes (monotone in
+    the labels) and order as :func:`_frame_units`, hence the same numbers (the item number
+    stands for the trial: it orders the trials of a (scenario, variant) as their codes do)."""
     judge, missing, item, item_keys = coded
-    if factor == "variant":  # VariantItems: per item, missing and total judgments
-        m = np.bincount(item, weights=missing)
-        n = np.bincount(item).astype(float)
-        return stats.block_permutation_test(m, n, item_keys[:, 1], item_keys[:, 0], PERMUTATIONS, seed)
-    return stats.block_permutation_test(missing, np.ones(missing.size), judge, item, PERMUTATIONS, seed)
+    keys = item_keys.astype(np.int64)
+    return missingness_units(missing, keys[item, 0], keys[item, 1], item, judge, factor, unit)
 
 
 METHODS = {
-    "variant": "item_permutation_within_scenario",
-    "judge": "judge_permutation_within_item",
+    ("variant", "block"): "block_permutation_within_scenario",
+    ("judge", "block"): "judge_block_permutation_within_scenario_variant",
+    ("variant", "trial"): "item_permutation_within_scenario",
+    ("judge", "trial"): "judge_permutation_within_item",
 }
-#: the same tests in their large-sample form (designs above
-#: :data:`workbench.stats.PERMUTATION_EXACT_BUDGET` units x permutations)
-ASYMPTOTIC_METHODS = {
-    "variant": "item_permutation_within_scenario_asymptotic",
-    "judge": "judge_permutation_within_item_asymptotic",
-}
+"""The recorded ``method`` of each design-respecting test (factor, unit); the exact form
+(full enumeration) adds ``_exact``, the large-sample form (designs above
+:data:`workbench.stats.PERMUTATION_EXACT_BUDGET` units x permutations) ``_asymptotic``."""
+SUFFIXES = {"block_permutation": "", "block_permutation_exact": "_exact",
+            "block_permutation_asymptotic": "_asymptotic"}
 
 
-def method_name(factor: str, res: stats.TestResult) -> str:
-    """The recorded ``method`` of a design-respecting test's result (exact or large-sample)."""
+def method_name(factor: str, res: stats.TestResult, unit: str = "block") -> str:
+    """The recorded ``method`` of a design-respecting test's result (exact, Monte-Carlo or
+    large-sample; :data:`METHODS`)."""
     if res.method == "undefined":
         return "undefined"
-    return (ASYMPTOTIC_METHODS if res.method == "block_permutation_asymptotic" else METHODS)[factor]
+    return METHODS[(factor, unit)] + SUFFIXES[res.method]
+
+
+def cannot_reject(min_p: float | None, alpha: float) -> bool:
+    """True when the design's smallest attainable p exceeds ``alpha``: the test cannot reject,
+    whatever the data (too few blocks), which is not the same as finding nothing."""
+    return min_p is not None and min_p > alpha
 
 
 def missingness_tests(rows: pl.DataFrame, cfg: Config,
@@ -465,22 +565,34 @@ def missingness_tests(rows: pl.DataFrame, cfg: Config,
     """Does the missing-score rate depend on the judge? on the variant? (design-respecting tests):
     the :data:`workbench.schemas.MISSINGNESS_TESTS` table, one row per factor.
 
-    Judgments of one item move together (a failed render drops every judge's score), so
-    neither factor is tested on rows as if they were independent. Both tests use Pearson's
+    Judgments of one block move together (a variant that crashes on a scenario loses every
+    trial and every judge there; a failed render drops every judge's score), so neither
+    factor is tested on rows as if they were independent. Both tests use Pearson's
     chi-square of the factor x [missing, scored] table of judgments as the statistic, with
-    the null distribution of :func:`workbench.stats.block_permutation_test`:
+    the null distribution of a within-block permutation of the labels of whole units
+    (:func:`missingness_units`; ``unit`` names the unit, ``missingness.unit`` in the config
+    chooses it):
 
-    * ``variant``: whole items (every judgment of one scenario x variant x trial) keep their
-      judgments and their variant labels are permuted among the items of the same scenario
-      (``method``: ``item_permutation_within_scenario``);
-    * ``judge``: within each item the judges' labels are permuted (an exact within-item
-      test; with two judges it is McNemar's exact test on the items where only one judge
-      lost its score), ``method``: ``judge_permutation_within_item``.
+    * ``variant``: whole (scenario, variant) blocks (every trial and judge) keep their
+      judgments and their variant labels are permuted among the blocks of the same scenario
+      (``method``: ``block_permutation_within_scenario``); with ``missingness: {unit:
+      trial}``, (scenario, variant, trial) items (``item_permutation_within_scenario``);
+    * ``judge``: within each (scenario, variant) the judges' labels of their whole blocks
+      (a judge's judgments over all trials) are permuted
+      (``judge_block_permutation_within_scenario_variant``); with ``unit: trial``, the judges'
+      labels within each item (``judge_permutation_within_item``; with two judges McNemar's
+      exact test on the items where one judge lost its score).
 
-    Above :data:`workbench.stats.PERMUTATION_EXACT_BUDGET` units x permutations (large
-    designs) each test uses the large-sample form of the same permutation distribution
-    (:func:`workbench.stats.block_permutation_asymptotic`; its ``statistic`` is the
-    quadratic form Q) and ``method`` gains the suffix ``_asymptotic``.
+    A design with at most :data:`workbench.stats.PERMUTATION_ENUMERATION_LIMIT` distinct
+    arrangements gets the exact p by enumeration (``method`` suffix ``_exact``,
+    ``permutations`` null); above :data:`workbench.stats.PERMUTATION_EXACT_BUDGET` units x
+    permutations (large designs) the large-sample form of the same permutation distribution
+    (:func:`workbench.stats.block_permutation_asymptotic`; its ``statistic`` is the quadratic
+    form Q; suffix ``_asymptotic``); otherwise :data:`PERMUTATIONS` Monte-Carlo permutations.
+
+    ``blocks``/``informative_blocks``/``min_p`` say what the test could see
+    (:func:`unit_design`): with few blocks the smallest attainable p may exceed ``alpha``,
+    and then ``cannot_reject`` is true: the test cannot find a dependence, whatever the data.
 
     ``classic_p`` is the rows-as-independent test (:func:`workbench.stats.contingency_test`),
     kept beside it for comparison only: it ignores the design (the calibration measured it
@@ -492,12 +604,13 @@ def missingness_tests(rows: pl.DataFrame, cfg: Config,
     coded = _coded_units(view)
     units: pl.DataFrame | CodedUnits = judgment_units(rows, cfg) if coded is None else coded
     cells = _cells(rows, cfg, view)
+    unit = cfg.missingness_unit
     for factor in ("judge", "variant"):
         c = _derive(_sum_to(cells, [factor]))
         table = np.array([[m, n - m] for m, n in c.select("missing", "judgments").iter_rows()], dtype=float)
         classic = stats.contingency_test(table, seed=cfg.seed)
         seed = stats.derive_seed(cfg.seed, "missingness", factor)
-        res = design_missingness_test(units, factor, seed)
+        res, design = design_missingness(units, factor, seed, unit)
         rates = {
             str(level): (m / n if n else None)
             for level, m, n in c.select(factor, "missing", "judgments").iter_rows()
@@ -506,10 +619,12 @@ def missingness_tests(rows: pl.DataFrame, cfg: Config,
             "factor": factor,
             "statistic": res.statistic,
             "p_value": res.p_value,
-            "method": method_name(factor, res),
-            # the Monte-Carlo permutations drawn; null when none were (the large-sample form,
-            # or an undefined test): results.json records the parameters that were used
-            "permutations": PERMUTATIONS if res.method not in ("block_permutation_asymptotic", "undefined") else None,
+            "method": method_name(factor, res, unit),
+            # the Monte-Carlo permutations drawn; null when none were (full enumeration, the
+            # large-sample form, or an undefined test): results.json records what was used
+            "permutations": PERMUTATIONS if res.method == "block_permutation" else None,
+            **design,
+            "cannot_reject": cannot_reject(design["min_p"], cfg.alpha),
             "classic_p": classic.p_value,
             "classic_method": classic.method,
             "levels": len(rates),

@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import census, paired, schemas, selection, stats, vocab
-from .config import Config
+from . import census, paired, reduce_codes, schemas, selection, stats, vocab
+from .config import KEY_FIELDS, Config
 from .errors import ConfigError, InputError
 from .scorecard import STATUS_MEASURED, cell_row_count, cell_rows, subset_filter, summarize_cell
 from .vocab import Rule, Verdict
@@ -789,10 +789,14 @@ def _judge_confound(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld:
                     ja: list[str], jb: list[str]) -> tuple[bool, str | None, float | None]:
     """Different judge sets on the two sides whose own missing rates differ.
 
-    Tested by :func:`workbench.stats.block_permutation_test` over the claim's scope (all
-    variants): when the two judge groups judged some items in common, their labels are
-    permuted within items; when every item was judged by one group only, whole items are
-    permuted within scenarios (a failed render is one event, not one per judge).
+    Tested over the claim's scope (all variants) on the units of
+    :func:`workbench.census.missingness_units` (``missingness.unit``), the two groups as the
+    labels: when the two judge groups judged some (scenario, variant) blocks in common
+    (items with ``unit: trial``), the groups' whole blocks are permuted within them (the
+    judge test); when every block was judged by one group only, whole (scenario, variant)
+    blocks (items) are permuted within scenarios, labelled by their group (the variant
+    test's units): a failed render or a crashed variant is one event, not one per judge or
+    trial.
     """
     if set(ja) == set(jb) or not ja or not jb:
         return False, None, None
@@ -816,22 +820,18 @@ def _judge_confound(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld:
     p = None
     seed = stats.derive_seed(cfg.seed, "confound_judge", claim["name"])
     if n1 and n2 and units.height:
-        item = ["scenario", "variant", "trial"]
-        # sorted: the permutation test's draws are applied by position, so the row order
-        # must not depend on how polars' (multi-threaded) grouping came out
-        per = (units.group_by(*item, "__group").agg(pl.col("missing").sum().alias("m"), pl.len().alias("n"))
-               .sort([*item, "__group"]))
-        shared_items = per.group_by(item).agg(pl.len().alias("k")).filter(pl.col("k") > 1).height
-        if shared_items:
-            # both groups judged the same items: compare them within items
-            block = pl.concat_str([pl.col(c).cast(pl.String) for c in item], separator="\x1f")
-        else:
-            # every item is judged by one group only: whole items permuted within scenarios
-            block = pl.col("scenario")
-        per = per.with_columns(block.alias("__block"))
-        p = stats.block_permutation_test(per["m"].to_numpy(), per["n"].to_numpy().astype(float),
-                                         per["__group"].to_numpy(), per["__block"].to_numpy(),
-                                         census.PERMUTATIONS, seed).p_value
+        codes = [reduce_codes.label_codes(units[k], nulls="first")[0] for k in KEY_FIELDS]
+        group = reduce_codes.label_codes(units["__group"], nulls="first")[0]
+        missing = units["missing"].to_numpy()
+        arrays = census.missingness_units(missing, *codes[:3], group, "judge", cfg.missingness_unit)
+        blk, lab = arrays[3], arrays[2]
+        if np.unique(blk * 2 + lab).size == np.unique(blk).size:
+            # every block is judged by one group only: whole (scenario, variant) blocks (the
+            # variant test's units; one group each) labelled by their group, within scenarios
+            m_, t_, lab_, blk_ = census.missingness_units(missing, codes[0], codes[1] * 2 + group, codes[2],
+                                                          codes[3], "variant", cfg.missingness_unit)
+            arrays = (m_, t_, lab_ % 2, blk_)
+        p = census.unit_test(*arrays, seed).p_value
     if p is None or p >= cfg.alpha:
         return False, None, p
     note = (f"different judges: a scored by {', '.join(ja)}, b by {', '.join(jb)}; "
@@ -839,6 +839,11 @@ def _judge_confound(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld:
             f"{'its' if len(g1) == 1 else 'their'} {n1} judgments without a valid {fld} vs "
             f"{_pct(m2 / n2, n2)} of {n2} for {', '.join(sorted(g2))} (design permutation p{_pv(p)})")
     return True, note, p
+
+
+def _unit_words(cfg: Config) -> str:
+    """The variant test's unit in words (``missingness.unit``)."""
+    return "whole scenario x variant blocks" if cfg.missingness_unit == "block" else "whole items"
 
 
 def _pv(p: float) -> str:
@@ -854,7 +859,6 @@ def _units(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld: str,
     if variants is not None:
         scope = scope.filter(pl.col("variant").is_in(variants))
     keyed = scope.filter(selection.keyed_once())
-    from .config import KEY_FIELDS
 
     return keyed.group_by(list(KEY_FIELDS)).agg(
         (pl.col(fld).is_null().any() | (pl.len() > 1)).cast(pl.Float64).alias("missing")
@@ -871,8 +875,10 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
     units), ``zero_filled`` (difference of the sides' zero-filled means, rows as read),
     ``valid_n_*``/``rows_*``/``status_*``/``missing_rate_*`` per side, ``bound_low``/
     ``bound_high`` (every missing row of a and of b anywhere in the rubric range: lowest and
-    highest possible a - b), ``missingness_p`` (do the sides' missing rates differ? whole items
-    permuted within scenarios, ``missingness_method``; ``fisher_p`` is the rows-as-independent
+    highest possible a - b), ``missingness_p`` (do the sides' missing rates differ? the
+    census's variant test on the two sides, whole (scenario, variant) blocks permuted within
+    scenarios by default, ``missingness_method``; ``missingness_min_p`` the smallest p it can
+    reach on this design; ``fisher_p`` is the rows-as-independent
     Fisher test, beside it only), ``judge_missingness_p`` (different judge sets: design
     permutation test), ``confounded`` (either of ``confounded_missing``: ``missingness_p`` <
     ``alpha``; ``confounded_judges``: different judge sets whose own missing rates differ), with
@@ -916,8 +922,9 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
         gate = _gate_reasons(ca, cfg, fld) + _gate_reasons(cb, cfg, fld)
         verdict, why = _verdict(claimed, rec["ci_low"], rec["ci_high"], ca["status"], cb["status"],
                                 gate, cfg.equivalence_margin)
-        design = census.design_missingness_test(_units(rows, cfg, claim, fld, [a, b]), "variant",
-                                                stats.derive_seed(cfg.seed, "confound_variant", claim["name"]))
+        design, seen = census.design_missingness(_units(rows, cfg, claim, fld, [a, b]), "variant",
+                                                 stats.derive_seed(cfg.seed, "confound_variant", claim["name"]),
+                                                 cfg.missingness_unit)
         notes = [why]
         for side, c, m in (("a", ca, miss_a), ("b", cb, miss_b)):
             if m:
@@ -935,8 +942,11 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
         confounding = []
         if side_flag:
             confounding.append(f"missing rates differ: {_pct(rate_a, ca['rows'])} of {ca['rows']} judgments vs "
-                               f"{_pct(rate_b, cb['rows'])} of {cb['rows']} (whole items permuted "
+                               f"{_pct(rate_b, cb['rows'])} of {cb['rows']} ({_unit_words(cfg)} permuted "
                                f"within scenarios, p{_pv(design.p_value)})")
+        elif census.cannot_reject(seen["min_p"], cfg.alpha) and (miss_a or miss_b):
+            notes.append(f"the missingness test cannot reject at {cfg.alpha:.0%} with {seen['blocks']} "
+                         f"blocks (smallest attainable p {seen['min_p']:.2g}): not evidence of equal rates")
         judge_flag, judge_note, judge_p = _judge_confound(rows, cfg, claim, fld, sa["judges"], sb["judges"])
         if judge_note:
             confounding.append(judge_note)
@@ -959,7 +969,8 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
             "missing_rate_a": rate_a, "missing_rate_b": rate_b,
             "bound_low": lo_b, "bound_high": hi_b, "fisher_p": fisher,
             "missingness_p": design.p_value,
-            "missingness_method": census.method_name("variant", design),
+            "missingness_method": census.method_name("variant", design, cfg.missingness_unit),
+            "missingness_min_p": seen["min_p"],
             "judge_missingness_p": judge_p,
             "p": rec["p"], "p_holm": None, "equivalence_margin": cfg.equivalence_margin,
             "verdict": verdict, "confounded": bool(side_flag or judge_flag),

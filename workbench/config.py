@@ -75,10 +75,18 @@ DEFAULTS: dict[str, Any] = {
     "equivalence_margin": None,
     "trials_matched": False,
     "consistency": {"overall_vs_subscores": 3.0, "honesty_high": 8},
+    "missingness": {"unit": "block"},
 }
 
 PRESETS: tuple[str, ...] = ("mt-bench", "mt-bench-pair", "alpaca-eval", "wildbench", "arena-hard",
                              "inspect", "arena-hard-v1")
+
+MISSINGNESS_UNITS: tuple[str, ...] = ("block", "trial")
+"""``missingness: {unit: ...}``: what the missingness tests exchange. ``block`` (default): whole
+(scenario, variant) blocks for the variant test, whole (scenario, variant, judge) blocks for the
+judge test, valid whether failures hit rows, trials or whole blocks; ``trial``: (scenario,
+variant, trial) items and single judgments within an item, more power, valid only when trials
+fail independently (:func:`workbench.census.missingness_units`)."""
 
 AUTO = "auto"
 """``--preset auto``: detect the preset from the files (:mod:`workbench.detect`)."""
@@ -185,6 +193,7 @@ class Config:
     equivalence_margin: float | None = None
     trials_matched: bool = False
     preference_scale: tuple[float, float] | None = None
+    missingness_unit: str = "block"
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
     sources: tuple[str, ...] = ()
 
@@ -284,6 +293,7 @@ OVERRIDE_PATHS: dict[str, tuple[str, ...]] = {
     "honesty_high": ("consistency", "honesty_high"),
     "contrasts": ("contrasts",),
     "path_fields": ("path_fields",),
+    "missingness_unit": ("missingness", "unit"),
 }
 """Config fields that :meth:`Config.with_overrides` accepts, with their place in the config."""
 
@@ -810,6 +820,10 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         raise ConfigError("config: give contrasts (pairs) or contrast_baseline, not both")
     pas = _section(m, "pass")
     cons = _section(m, "consistency")
+    miss_unit = _section(m, "missingness").get("unit", "block")
+    if miss_unit not in MISSINGNESS_UNITS:
+        raise ConfigError(f"config: missingness.unit must be one of {', '.join(MISSINGNESS_UNITS)} "
+                          f"(see docs/config.md), got {_short(miss_unit)}")
 
     def opt_path(v: Any, name: str) -> FieldPath | None:
         return None if v is None else parse_path(v, f"config: {name}")
@@ -864,6 +878,7 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         equivalence_margin=(None if m.get("equivalence_margin") is None
                             else _num(m["equivalence_margin"], "equivalence_margin", 0)),
         trials_matched=_bool(m.get("trials_matched", False), "trials_matched"),
+        missingness_unit=str(miss_unit),
         raw=m,
         sources=sources,
     )

@@ -766,10 +766,10 @@ def contrast_call(c: dict[str, Any], alpha: float, target: float | None) -> dict
 
 
 class _PairItems:
-    """:meth:`workbench.census.VariantItems.test` on the items of a few variants, from each
-    variant's item positions found once: the same items in the same order (the union of the
-    variants' positions, ascending, is the mask ``test`` builds), so the same test, without a
-    pass over every item per contrast. Items labelled by anything but the census's integer
+    """:meth:`workbench.census.VariantItems.test` on the units of a few variants, from each
+    variant's unit positions found once: the same units in the same order (the union of the
+    variants' positions, ascending, is the mask ``select`` builds), so the same test, without a
+    pass over every unit per contrast. Units labelled by anything but the census's integer
     codes go through ``test`` itself."""
 
     def __init__(self, items: Any) -> None:
@@ -785,16 +785,24 @@ class _PairItems:
             self.m, self.n = np.ascontiguousarray(items.m), np.ascontiguousarray(items.n)
             self.labels, self.blocks = labels, np.ascontiguousarray(items.blocks)
 
-    def test(self, seed: int, variants: list[Any]) -> stats.TestResult:
+    def select(self, variants: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         if self._code is None:
-            return self.items.test(seed, variants)  # type: ignore[no-any-return]
-        from . import census as census_mod
-
+            return self.items.select(variants)  # type: ignore[no-any-return]
         codes = sorted({self._code[v] for v in variants if v in self._code})
         parts = [self._pos[c] for c in codes if c in self._pos]
         idx = np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.intp)
-        return stats.block_permutation_test(self.m[idx], self.n[idx], self.labels[idx], self.blocks[idx],
-                                            census_mod.PERMUTATIONS, seed)
+        return self.m[idx], self.n[idx], self.labels[idx], self.blocks[idx]
+
+    def test(self, seed: int, variants: list[Any]) -> stats.TestResult:
+        return self.design(seed, variants)[0]
+
+    def design(self, seed: int, variants: list[Any]) -> tuple[stats.TestResult, dict[str, Any]]:
+        """The test on ``variants``' units and what it could see (:func:`workbench.census.unit_design`)."""
+        from . import census as census_mod
+
+        units = self.select(variants)
+        res = census_mod.unit_test(*units, seed)
+        return res, census_mod.unit_design(*units, res)
 
 
 def contrast_confounding(contrasts: pl.DataFrame, census: pl.DataFrame, margins: pl.DataFrame,
@@ -807,10 +815,12 @@ def contrast_confounding(contrasts: pl.DataFrame, census: pl.DataFrame, margins:
     :func:`~workbench.census.census_margins`).
     ``missing_rate_a``/``missing_rate_b`` (the variants' census margins: missing / judgments,
     planned judgments with no row included),
-    ``missingness_p`` (with ``rows``: the design-respecting test of those two rates, whole
-    items permuted within scenarios, :func:`workbench.census.design_missingness_test`;
-    ``missingness_method`` names it), ``fisher_p`` (Fisher exact test of the rates as if rows
-    were independent: beside it only, ignores clustering), ``confounded_missing``
+    ``missingness_p`` (with ``rows``: the design-respecting test of those two rates, the
+    census's variant test on the two variants' units, by default whole (scenario, variant)
+    blocks permuted within scenarios, :func:`workbench.census.missingness_units`;
+    ``missingness_method`` names it; ``missingness_min_p`` is the smallest p it can reach
+    on this design: above ``alpha`` (few scenarios) it cannot flag), ``fisher_p`` (Fisher
+    exact test of the rates as if rows were independent: beside it only, ignores clustering), ``confounded_missing``
     (``missingness_p`` below ``alpha``; ``fisher_p`` when no rows are given),
     ``judges_a``/``judges_b`` (the judges with judgments of each side) and
     ``confounded_judges`` (the two sets differ, so judge severity is confounded with the
@@ -825,7 +835,7 @@ def contrast_confounding(contrasts: pl.DataFrame, census: pl.DataFrame, margins:
         if judgments:
             judges.setdefault(str(variant), set()).add(str(judge))
     keys = ("missing_rate_a", "missing_rate_b", "fisher_p", "missingness_p", "missingness_method",
-            "confounded_missing", "judges_a", "judges_b", "confounded_judges", "confounded")
+            "missingness_min_p", "confounded_missing", "judges_a", "judges_b", "confounded_judges", "confounded")
     from . import census as census_mod
 
     # the items of the variant test built once; each contrast's test selects its two variants
@@ -846,9 +856,10 @@ def contrast_confounding(contrasts: pl.DataFrame, census: pl.DataFrame, margins:
         c["fisher_p"] = p
         decide = p
         if items is not None:
-            res = items.test(stats.derive_seed(cfg.seed, "contrast_confounding", a, b), [a, b])
+            res, design = items.design(stats.derive_seed(cfg.seed, "contrast_confounding", a, b), [a, b])
             c["missingness_p"] = res.p_value
-            c["missingness_method"] = census_mod.method_name("variant", res)
+            c["missingness_method"] = census_mod.method_name("variant", res, cfg.missingness_unit)
+            c["missingness_min_p"] = design["min_p"]
             decide = res.p_value
         c["confounded_missing"] = decide is not None and decide < cfg.alpha
         c["judges_a"], c["judges_b"] = sorted(ja), sorted(jb)

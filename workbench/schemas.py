@@ -228,6 +228,7 @@ each pair of columns only when its check applies, no columns when none does."""
 
 MISSINGNESS_TESTS = Schema("missingness_tests", {
     "factor": _S, "statistic": _F, "p_value": _F, "method": _S, "permutations": _I,
+    "unit": _S, "blocks": _I, "informative_blocks": _I, "min_p": _F, "cannot_reject": _B,
     "classic_p": _F, "classic_method": _S, "levels": _I,
     "missing_rates": pl.List(pl.Struct({"level": _S, "rate": _F})),
 }, maps={"missing_rates": ("level", "rate")})
@@ -285,7 +286,7 @@ PAIRED_CONTRASTS = Schema("contrasts", {
 CONTRASTS = Schema("contrasts", {
     **PAIRED_CONTRASTS.columns,
     "missing_rate_a": _F, "missing_rate_b": _F, "fisher_p": _F, "missingness_p": _F,
-    "missingness_method": _S, "confounded_missing": _B, "judges_a": _LS, "judges_b": _LS,
+    "missingness_method": _S, "missingness_min_p": _F, "confounded_missing": _B, "judges_a": _LS, "judges_b": _LS,
     "confounded_judges": _B, "confounded": _B,
 })
 """The contrasts of a run: :data:`PAIRED_CONTRASTS` with the missingness and judge-set
@@ -329,7 +330,7 @@ CLAIMS = Schema("claims", {
     "valid_n_a": _I, "rows_a": _I, "valid_n_b": _I, "rows_b": _I,
     "status_a": _S, "status_b": _S, "missing_rate_a": _F,
     "missing_rate_b": _F, "bound_low": _F, "bound_high": _F,
-    "fisher_p": _F, "missingness_p": _F, "missingness_method": _S,
+    "fisher_p": _F, "missingness_p": _F, "missingness_method": _S, "missingness_min_p": _F,
     "judge_missingness_p": _F, "p": _F, "p_holm": _F,
     "equivalence_margin": _F, "verdict": _S, "confounded": _B,
     "confounded_missing": _B, "confounded_judges": _B,

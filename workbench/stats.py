@@ -32,6 +32,7 @@ import krippendorff as _krippendorff
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _sps
+from scipy import special as _sps_special
 
 __all__ = [
     "CellStats",
@@ -69,6 +70,9 @@ __all__ = [
     "block_permutation_asymptotic",
     "PERMUTATION_EXACT_BUDGET",
     "PERMUTATION_MIN_BLOCKS",
+    "PERMUTATION_ENUMERATION_LIMIT",
+    "block_permutation_enumerated",
+    "block_permutation_min_p",
     "sign_flip_test",
     "sign_flip",
     "sign_flip_asymptotic",
@@ -2015,6 +2019,151 @@ def _block_permutation_asymptotic(m: NDArray[np.float64], t: NDArray[np.float64]
     z = vec[:, keep].T @ (d - e)
     q = float(np.sum(z * z / w[keep]))
     return TestResult(q, float(_sps.chi2.sf(q, df)), "block_permutation_asymptotic")
+
+
+#: within-block label arrangements (distinct per-label sums) up to which
+#: :func:`block_permutation_enumerated` enumerates them all
+PERMUTATION_ENUMERATION_LIMIT = 2000
+
+
+def _pearson_rows(mm: NDArray[np.float64], nn: NDArray[np.float64], p0: float) -> NDArray[np.float64]:
+    """Pearson's chi-square of each row's labels x [missing, scored] table (rows: per-label
+    missing ``mm`` and totals ``nn``, pooled rate ``p0``): :func:`block_permutation_test`'s statistic."""
+    em, es = nn * p0, nn * (1.0 - p0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(nn > 0, (mm - em) ** 2 / em + ((nn - mm) - es) ** 2 / es, 0.0)
+    return np.asarray(terms.sum(axis=1), dtype=np.float64)
+
+
+def _multiset_permutations(labels: list[int]) -> list[tuple[int, ...]]:
+    """Every distinct ordering of ``labels`` (a multiset), each once."""
+    counts: dict[int, int] = {}
+    for v in labels:
+        counts[v] = counts.get(v, 0) + 1
+    out: list[tuple[int, ...]] = []
+    seq: list[int] = []
+
+    def rec() -> None:
+        if len(seq) == len(labels):
+            out.append(tuple(seq))
+            return
+        for v in sorted(counts):
+            if counts[v]:
+                counts[v] -= 1
+                seq.append(v)
+                rec()
+                seq.pop()
+                counts[v] += 1
+    rec()
+    return out
+
+
+def block_permutation_enumerated(
+    missing: ArrayLike,
+    totals: ArrayLike,
+    labels: ArrayLike,
+    blocks: ArrayLike,
+    limit: int = PERMUTATION_ENUMERATION_LIMIT,
+) -> TestResult | None:
+    """The exact p of :func:`block_permutation_test` by full enumeration, or None when the
+    design has too many arrangements (then use the Monte-Carlo test).
+
+    Every distinct assignment of the labels to the units of each block (the within-block
+    permutations, each block independently, all equally likely) is enumerated; arrangements
+    that give a block the same per-label (missing, total) sums are merged with their
+    multiplicity, so p = P(chi-square >= observed (rel. tol. 1e-9)) exactly, without the
+    Monte-Carlo +1. None when a block has more than ``limit`` distinct label orderings (or
+    more than 64 units) or the product over blocks of their distinct sums exceeds ``limit``.
+
+    Returns
+    -------
+    TestResult or None
+        statistic (chi-square), exact p, method ``'block_permutation_exact'``; 'undefined'
+        as in :func:`block_permutation_test`.
+    """
+    inputs = _permutation_inputs(missing, totals, labels, blocks)
+    if inputs is None:
+        return TestResult(None, None, "undefined")
+    m, t, lab, blk, k, p0 = inputs
+    obs_mm = np.bincount(lab, weights=m, minlength=k)
+    obs_nn = np.bincount(lab, weights=t, minlength=k)
+    obs = float(_pearson_rows(obs_mm[None, :], obs_nn[None, :], p0)[0])
+    order = np.argsort(blk, kind="stable")
+    lab_s, blk_s, m_s, t_s = lab[order], blk[order], m[order], t[order]
+    starts = np.flatnonzero(np.r_[True, blk_s[1:] != blk_s[:-1]])
+    ends = np.r_[starts[1:], lab_s.size]
+    # a block of two labels or more whose units differ has at least two distinct sums (swap
+    # two differing units of different labels): more such blocks than log2(limit), too many
+    sizes = np.diff(np.r_[starts, lab_s.size])
+    first = np.repeat(starts, sizes)
+    differs = np.logical_or.reduceat((m_s != m_s[first]) | (t_s != t_s[first]), starts)
+    mixed = np.logical_or.reduceat(lab_s != lab_s[first], starts)
+    if int(np.sum(differs & mixed)) > math.log2(max(limit, 1)):
+        return None
+    vals = np.zeros((1, 2 * k))
+    prob = np.ones(1)
+    for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
+        bl, bm, bt = lab_s[lo:hi], m_s[lo:hi], t_s[lo:hi]
+        if np.unique(bl).size < 2 or (np.all(bm == bm[0]) and np.all(bt == bt[0])):
+            fixed = np.r_[np.bincount(bl, weights=bm, minlength=k), np.bincount(bl, weights=bt, minlength=k)]
+            vals = vals + fixed[None, :]
+            continue
+        size = hi - lo
+        counts = np.bincount(bl)
+        log_n = math.lgamma(size + 1) - sum(math.lgamma(c + 1) for c in counts)
+        if size > 64 or log_n > math.log(limit) + 1e-9:
+            return None
+        seqs = np.array(_multiset_permutations(bl.tolist()), dtype=np.intp)  # (c, size)
+        c = seqs.shape[0]
+        flat = (np.arange(c)[:, None] * k + seqs).ravel()
+        sm = np.bincount(flat, weights=np.tile(bm, c), minlength=c * k).reshape(c, k)
+        st = np.bincount(flat, weights=np.tile(bt, c), minlength=c * k).reshape(c, k)
+        uniq, inv = np.unique(np.hstack([sm, st]), axis=0, return_inverse=True)
+        w = np.bincount(inv.reshape(-1), minlength=uniq.shape[0]) / float(c)
+        if vals.shape[0] * uniq.shape[0] > limit:
+            return None
+        vals = (vals[:, None, :] + uniq[None, :, :]).reshape(-1, 2 * k)
+        prob = (prob[:, None] * w[None, :]).reshape(-1)
+    stat = _pearson_rows(vals[:, :k], vals[:, k:], p0)
+    tol = 1e-9 * max(1.0, obs)
+    p = float(prob[stat >= obs - tol].sum() / prob.sum())
+    return TestResult(obs, min(1.0, p), "block_permutation_exact")
+
+
+def block_permutation_min_p(labels: ArrayLike, blocks: ArrayLike) -> float | None:
+    """The smallest p-value a within-block permutation test can reach on this design.
+
+    The design is the labels of the units in each block (the data aside). With ``N`` the
+    number of distinct within-block label arrangements (prod over blocks of
+    ``N_b! / prod_l n_bl!``) and ``G`` the relabelings that leave every block's label counts
+    unchanged (labels with the same count in every block may be swapped: ``prod (class
+    size)!``), a label-symmetric statistic (Pearson's chi-square, the quadratic form of
+    :func:`block_permutation_asymptotic`) takes its observed value on at least ``|G|``
+    equally likely arrangements, so p >= |G| / N, with equality when every unit differs.
+    Example: 2 variants in each of 3 scenarios, one block each: N = 2^3, |G| = 2, min p =
+    0.25, so the test cannot reject at 5 %. None for no units.
+    """
+    lab_arr = _labels(labels, "labels")
+    n = int(lab_arr.shape[0])
+    if n == 0:
+        return None
+    lab, k = _codes(labels, n, "labels")
+    blk, g = _codes(blocks, n, "blocks")
+    nbl = np.bincount(blk * k + lab, minlength=g * k).reshape(g, k)
+    present = nbl[:, nbl.sum(axis=0) > 0]
+    _, classes = np.unique(present.T, axis=0, return_counts=True)
+    log_n = float(np.sum(_sps_special.gammaln(nbl.sum(axis=1) + 1.0)) - np.sum(_sps_special.gammaln(nbl + 1.0)))
+    log_g = float(np.sum(_sps_special.gammaln(classes + 1.0)))
+    if log_n > 690.0:  # beyond 1e300 arrangements: the float form (exact integers would be slow)
+        return float(math.exp(log_g - log_n))
+    arrangements = 1  # exact integers: the ratio is the correctly rounded float
+    for row in nbl.tolist():
+        left = sum(row)
+        for c in row:
+            arrangements *= math.comb(left, c)
+            left -= c
+    relabelings = math.prod(math.factorial(c) for c in classes.tolist())
+    return float(min(1.0, relabelings / arrangements))
 
 
 def _integral(x: NDArray[np.float64]) -> bool:

@@ -171,11 +171,17 @@ def census_text(doc: dict[str, Any]) -> str:
             "missing/judgments [95% CI]"]
     out = ["null census (headline score) per judge x variant; missing rate = (judgments - valid) / judgments, "
            "planned judgments with no row included", table(head, rows, {2, 3, 4, 5, 6, 7})]
+    alpha = float((doc.get("config") or {}).get("alpha", 0.05))
     for t in doc.get("missingness_tests", []):
         p = t["p_value"]
         # a p-value that underflows (a large-sample test far in its tail) is not "p = 0"
         shown = "p = -" if p is None else "p < 1e-16" if p < 1e-16 else f"p = {p:.3g}"
-        out.append(f"missing rate depends on {t['factor']}? {t['method']} {shown}")
+        line = f"missing rate depends on {t['factor']}? {t['method']} {shown}"
+        if t.get("cannot_reject"):
+            # with few blocks no p can fall below alpha: say so, not "nothing found"
+            line += (f" (cannot reject at {alpha:.0%} with {t['blocks']} blocks: smallest attainable "
+                     f"p {t['min_p']:.2g})")
+        out.append(line)
     for s in doc.get("scale_checks", []):
         if s.get("scale_mismatch"):
             out.append(safe("SCALE MISMATCH: " + s["message"]))

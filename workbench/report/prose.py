@@ -117,7 +117,11 @@ def _lead_census(r: Report) -> str:
                 f"{pct(lo['missing_rate'], lo['judgments'])} ({lo[kind]}) to "
                 f"{pct(hi['missing_rate'], hi['judgments'])} ({hi[kind]})"
             )
-        if p is not None and p >= alpha:
+        if test and test.get("cannot_reject"):
+            # too few blocks: no p could fall below alpha, so silence is not evidence
+            core += (f"; the test cannot reject at {alpha:.0%} with {test['blocks']} blocks "
+                     f"(smallest attainable p {test['min_p']:.2g}), so this is not evidence either way{ptxt}")
+        elif p is not None and p >= alpha:
             core += f", a spread the test does not distinguish from chance{ptxt}"
         else:
             core += ptxt
@@ -426,6 +430,12 @@ def limits(r: Report) -> list[str]:
     return out
 
 
+def _unit_words(c: Mapping[str, object]) -> str:
+    """The confounding test's unit in words, from its recorded method."""
+    return "whole items" if str(c.get("missingness_method") or "").startswith("item_") else \
+        "whole scenario x variant blocks"
+
+
 def _confounded_contrasts(r: Report) -> list[str]:
     """Sentences for the contrasts the analysis marked confounded (``paired.contrast_confounding``)."""
     rate_flags, judge_flags = [], []
@@ -433,7 +443,7 @@ def _confounded_contrasts(r: Report) -> list[str]:
         if c.get("confounded_missing"):
             rate_flags.append(
                 f"{c['a']} vs {c['b']} ({pct(c['missing_rate_a'])} vs "
-                f"{pct(c['missing_rate_b'])} of judgments missing, whole items permuted within scenarios "
+                f"{pct(c['missing_rate_b'])} of judgments missing, {_unit_words(c)} permuted within scenarios "
                 f"{p_is(c['missingness_p'] if c.get('missingness_p') is not None else c['fisher_p'])})"
             )
         if c.get("confounded_judges"):

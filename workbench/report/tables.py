@@ -268,19 +268,20 @@ def census_tables(r: Report) -> Html:
         parts.append(tag("h3", "Does the missing rate depend on the judge or the variant?"))
         parts.append(
             table(
-                ["factor", "levels", "test", "statistic", "p", "missing / judgments by level"],
+                ["factor", "levels", "test", "blocks", "statistic", "p", "missing / judgments by level"],
                 [
                     [
                         t["factor"],
                         t["levels"],
                         t["method"].replace("_", " "),
+                        _blocks_text(t, r.cfg.alpha),
                         num(t["statistic"]),
                         pval(t["p_value"]),
                         ", ".join(f"{k} {pct(v)}" for k, v in sorted(t["missing_rates"].items())),
                     ]
                     for t in tests
                 ],
-                numeric=[1, 3, 4],
+                numeric=[1, 4, 5],
             )
         )
     msgs = [s["message"] for s in doc.get("scale_checks", []) if s.get("message")]
@@ -974,6 +975,20 @@ def _span(values: Sequence[int]) -> str:
     return str(vals[0]) if len(vals) == 1 else f"{vals[0]} to {vals[-1]}"
 
 
+def _blocks_text(t: Mapping[str, Any], alpha: float) -> str:
+    """The exchangeable units a missingness test permuted, and whether it could reject at all."""
+    if t.get("blocks") is None:
+        return "-"
+    unit = str(t.get("unit") or "unit").replace("_", " ")
+    text = f"{t['blocks']} {unit}s ({t.get('informative_blocks')} informative)"
+    if t.get("cannot_reject"):
+        text += f"; cannot reject at {alpha:.0%} (smallest attainable p {t['min_p']:.2g})"
+    return text
+
+
+_MISSINGNESS_REF = "Good (2005), Permutation, Parametric and Bootstrap Tests of Hypotheses, ch. 3"
+_MISSINGNESS_WHAT = "Does the missing rate depend on the variant / judge? (design-respecting)"
+
 #: Each method the report shows: (what, method, reference).
 METHODS = {
     "cluster_t": (
@@ -1010,6 +1025,26 @@ METHODS = {
     "kappa": ("Judge agreement", "quadratic-weighted kappa on the rubric's integer scale; "
               "Krippendorff's alpha (interval)",
               "Cohen (1968), Psych. Bulletin 70(4); Krippendorff (2004)"),
+    **{name + suffix: (_MISSINGNESS_WHAT, how + form, _MISSINGNESS_REF + ref)
+       for name, how in {
+           "block_permutation_within_scenario":
+               "chi-squared statistic; variant labels of whole (scenario, variant) blocks (every trial "
+               "and judge) permuted within each scenario",
+           "judge_block_permutation_within_scenario_variant":
+               "chi-squared statistic; judge labels of whole (scenario, variant, judge) blocks (all "
+               "trials) permuted within each scenario x variant",
+           "item_permutation_within_scenario":
+               "chi-squared statistic; variant labels of (scenario, variant, trial) items permuted "
+               "within each scenario (config missingness.unit: trial; invalid when trials fail together)",
+           "judge_permutation_within_item":
+               "chi-squared statistic; judge labels permuted within each (scenario, variant, trial) "
+               "item (config missingness.unit: trial)",
+       }.items()
+       for suffix, form, ref in (
+           ("", ", seeded Monte-Carlo p (2000 permutations)", ""),
+           ("_exact", ", exact p by enumerating every arrangement", ""),
+           ("_asymptotic", ", large-sample chi-squared form of the permutation distribution",
+            "; Landis, Heyman & Koch (1978), Int. Stat. Rev. 46"))},
     "sign_flip": ("Judge offset sign-flip p", "signs of whole scenarios' summed within-item "
                   "differences flipped: all 2^G patterns (G <= 12), a seeded Monte-Carlo sample, "
                   "or above 200 scenarios with none holding over 10% of the variance the "
@@ -1081,6 +1116,8 @@ def methods_table(r: Report) -> Html:
     }
     for t in doc.get("missingness_tests", []):
         text = f"{t['factor']}: {t['levels']} levels over judgments"
+        if t.get("blocks") is not None:
+            text += f", {_blocks_text(t, cfg.alpha)}"
         on[t["method"]] = f"{on[t['method']]}; {text}" if t["method"] in on else text
     used = {"cluster_t", "cluster_bootstrap", "wilson", "holm", "paired", "mde", "fisher_exact"}
     if doc.get("ranks"):
