@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
-from . import reduce_codes, schemas, selection, stats
+from . import clusters, reduce_codes, schemas, selection, stats
 from .config import KEY_FIELDS, Config
 from .ingest import BUCKETS
 from .vocab import MISSING_PLANNED
@@ -27,7 +27,9 @@ def _keyed(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     hl = cfg.headline
     cols = dict.fromkeys(["bucket", *KEY_FIELDS, f"{hl}__status", f"{hl}__from_string",
                           *[f"{n}__status" for n in cfg.score_names]])
-    return rows.lazy().filter(selection.keyed()).select(list(cols)).collect()
+    # the rows' cluster beside the keys (the rates' clustered intervals group by it)
+    return (rows.lazy().filter(selection.keyed())
+            .select([*cols, pl.col(clusters.column(rows)).alias("cluster")]).collect())
 
 
 def _raw_counts(keyed: pl.DataFrame, by: list[str], cfg: Config) -> pl.DataFrame:
@@ -116,7 +118,7 @@ def _cells(rows: pl.DataFrame, cfg: Config, view: reduce_codes.KeyedCodes) -> pl
 def _sum_to(raw: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     """:func:`_raw_counts` per ``by`` from a finer table of them (every count adds up: a
     conflicting key belongs to one judge, variant and scenario)."""
-    sums = [pl.col(c).sum() for c in raw.columns if c not in ("judge", "variant", "scenario")]
+    sums = [pl.col(c).sum() for c in raw.columns if c not in ("judge", "variant", "scenario", "cluster")]
     return raw.group_by(by).agg(sums).sort(by) if by else raw.select(sums)
 
 
@@ -132,8 +134,14 @@ def _counts(rows: pl.DataFrame, by: list[str], cfg: Config) -> pl.DataFrame:
     return _derive(_raw_counts(_keyed(rows, cfg), by, cfg))
 
 
+_PER = ("judge", "variant", "cluster")
+"""The groups of :class:`_ScenarioJudgments`: per cluster (the config's ``cluster:``, by default
+the scenario), the unit the rates' clustered intervals treat as independent."""
+
+
 class _ScenarioJudgments:
-    """Judgments and missing judgments per (judge, variant, scenario), from integer codes.
+    """Judgments and missing judgments per (judge, variant, cluster), from integer codes
+    (the cluster is the scenario unless the config's ``cluster:`` names another unit).
 
     ``judgments`` = keyed rows that are neither duplicates nor conflicting + conflicting keys
     (the census's rows - duplicate - conflict + conflict_keys + missing_planned); ``missing``
@@ -142,9 +150,9 @@ class _ScenarioJudgments:
     """
 
     def __init__(self, keyed: pl.DataFrame) -> None:
-        labels = {c: reduce_codes.label_codes(keyed[c], nulls="first") for c in ("judge", "variant", "scenario")}
+        labels = {c: reduce_codes.label_codes(keyed[c], nulls="first") for c in _PER}
         bucket = keyed["bucket"]
-        keys, inv = reduce_codes.group_ids(*[labels[c][0] for c in ("judge", "variant", "scenario")])
+        keys, inv = reduce_codes.group_ids(*[labels[c][0] for c in _PER])
         self._set(labels, keys, inv, ~bucket.is_in(["duplicate", "conflict"]).to_numpy(),
                   (bucket == "valid").to_numpy(), np.flatnonzero((bucket == "conflict").to_numpy()),
                   keyed)
@@ -153,7 +161,7 @@ class _ScenarioJudgments:
     def from_view(cls, view: reduce_codes.KeyedCodes) -> _ScenarioJudgments:
         """The same from the run's coded keyed rows (the same codes and groups)."""
         self = cls.__new__(cls)
-        cols = ("judge", "variant", "scenario")
+        cols = _PER
         keys, inv = view.groups(*cols)
         self._set({c: (view.codes(c), view.levels(c)) for c in cols}, keys, inv,
                   ~view.is_bucket("duplicate", "conflict"), view.is_bucket("valid"),

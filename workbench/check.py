@@ -675,8 +675,10 @@ def _side(rows: pl.DataFrame, cfg: Config, variant: str, claim: dict[str, Any],
     valid = cell.filter(pl.col(fld).is_not_null())
     from .reduce import JointBootstrap
 
-    joint = JointBootstrap.for_rows(rows, cfg)  # the run's scenario weights
-    summ = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(),
+    from .clusters import column
+
+    joint = JointBootstrap.for_rows(rows, cfg)  # the run's cluster weights
+    summ = summarize_cell(valid[fld].to_numpy(), valid[column(valid)].to_numpy(),
                           cell_row_count(cell) + absent, cfg,
                           key=("claim", variant, claim["judge"], claim["subset"], fld), joint=joint)
     joint.run()
