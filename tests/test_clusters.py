@@ -14,12 +14,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from test_real_data import NATIVE, require_real_data
 
 from workbench import cli, pipeline, reduce, stats
 from workbench.config import PRESETS, load_config
 from workbench.errors import ConfigError, InputError
-
-from test_real_data import NATIVE, require_real_data
 
 FAST = {"bootstrap": {"resamples": 400}, "min_valid_n": 1, "min_clusters": 1}
 

@@ -673,9 +673,8 @@ def _side(rows: pl.DataFrame, cfg: Config, variant: str, claim: dict[str, Any],
     cell = cell_rows(rows).filter(scope)
     absent = rows.filter((pl.col("bucket") == "missing_planned") & scope).height
     valid = cell.filter(pl.col(fld).is_not_null())
-    from .reduce import JointBootstrap
-
     from .clusters import column
+    from .reduce import JointBootstrap
 
     joint = JointBootstrap.for_rows(rows, cfg)  # the run's cluster weights
     summ = summarize_cell(valid[fld].to_numpy(), valid[column(valid)].to_numpy(),

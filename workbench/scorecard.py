@@ -683,7 +683,8 @@ def gate(card: pl.DataFrame, cfg: Config, passes: pl.DataFrame | None = None) ->
         if r["valid_n"] < cfg.min_valid_n:
             why.append(f"{r['valid_n']} valid < {cfg.min_valid_n} preregistered")
         if r["clusters"] < cfg.min_clusters:
-            why.append(f"{r['clusters']} scenarios < {cfg.min_clusters} preregistered")
+            unit = "scenarios" if cfg.cluster is None else f"clusters ({cfg.cluster_name})"
+            why.append(f"{r['clusters']} {unit} < {cfg.min_clusters} preregistered")
         failing.append({"variant": r["variant"], "valid_n": r["valid_n"], "rows": r["rows"],
                         "clusters": r["clusters"], "status": r["status"], "why": "; ".join(why)})
     pass_failing = []
@@ -694,7 +695,8 @@ def gate(card: pl.DataFrame, cfg: Config, passes: pl.DataFrame | None = None) ->
                 "variant": r["variant"], "ci_low": r["ci_low"], "rate": r["rate"],
                 "passes": r["passes"], "n": r["n"],
                 "why": (f"pass rate lower bound {r['ci_low']:.3f} < {cfg.pass_gate:g} "
-                        f"({r['passes']}/{r['n']} passed; scenario-clustered interval)"
+                        f"({r['passes']}/{r['n']} passed; "
+                        f"{'scenario' if cfg.cluster is None else cfg.cluster_name}-clustered interval)"
                         if r["ci_low"] is not None else "no pass-rate interval")})
     return {"passed": not failing and not pass_failing, "min_valid_n": cfg.min_valid_n,
             "min_clusters": cfg.min_clusters, "field": cfg.headline, "failing": failing,
