@@ -66,6 +66,9 @@ def test_cluster_defaults_to_the_scenario_key_and_parses_paths() -> None:
     assert mt.cluster == (("question_id",),) and mt.cluster_parts == (0,)
     assert not any(k.startswith("__cluster") for k in mt.extra_fields)  # read from the key
     assert load_config(preset="mt-bench", overrides={"cluster": None}).cluster is None
+    # a scenario the file path sets is not the key's path: the cluster is read from the row
+    by_path = load_config(overrides={"cluster": "scenario", "path_fields": r"(?P<scenario>[^/]+)\.jsonl$"})
+    assert by_path.cluster_parts is None and by_path.extra_fields["__cluster0"] == ("scenario",)
     for bad, why in (([], "at least one path"), (7, "non-empty string"), (["a", "a"], "named twice")):
         with pytest.raises(ConfigError, match=why):
             load_config(overrides={"cluster": bad})

@@ -217,9 +217,17 @@ class Config:
         (the two cannot disagree); None otherwise (the default, or fields of their own)."""
         scen = self.keys.get("scenario")
         if (self.cluster is None or scen is None or "scenario" in self.constants
-                or any(p not in scen for p in self.cluster)):
+                or self._scenario_from_path() or any(p not in scen for p in self.cluster)):
             return None
         return tuple(scen.index(p) for p in self.cluster)
+
+    def _scenario_from_path(self) -> bool:
+        """True when a ``path_fields`` group named ``scenario`` sets the scenario key."""
+        if not self.path_fields:
+            return False
+        from .files import path_regex_groups
+
+        return "scenario" in path_regex_groups(self.path_fields)
 
     @property
     def credit(self) -> bool:
@@ -780,7 +788,12 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         raise ConfigError(f"config: extra_fields: names starting with {CLUSTER_FIELD_PREFIX!r} are "
                           f"reserved for the cluster's fields, got {bad_extra}")
     scen_paths = keys.get("scenario")
-    if cluster is not None and (scen_paths is None or "scenario" in _section(m, "constants")
+    from_path = False
+    if m.get("path_fields"):
+        from .files import path_regex_groups
+
+        from_path = "scenario" in path_regex_groups(_str(m["path_fields"], "path_fields"))
+    if cluster is not None and (scen_paths is None or "scenario" in _section(m, "constants") or from_path
                                 or any(p not in scen_paths for p in cluster)):
         # a cluster of fields of its own: read as (hidden) extra fields, one per path
         for i, p in enumerate(cluster):
