@@ -21,8 +21,17 @@ import polars as pl
 from workbench import stats
 from workbench.config import Config
 from workbench.paired import ITEM, UNIT_KEYS, _kappa_labels, _mean_by_scenario, _power_inputs, _valid
-from workbench.reduce import JointBootstrap, bootstrap_resamples, scenario_index
+from workbench.reduce import JointBootstrap, bootstrap_resamples, cluster_index
 from workbench.selection import cell_rows, subset_filter
+
+
+def _clusters(rows: pl.DataFrame, scenarios: np.ndarray) -> np.ndarray:
+    """The cluster label of each scenario label (the rows' ``cluster`` column; a table without
+    it: the scenario itself), by a plain dictionary."""
+    if "cluster" not in rows.columns:
+        return scenarios
+    of = dict(rows.select("scenario", "cluster").drop_nulls().unique().iter_rows())
+    return np.array([of[s] for s in scenarios.tolist()], dtype=object)
 
 
 def judge_pairs(rows: pl.DataFrame, cfg: Config, judge_a: str, judge_b: str,
@@ -49,10 +58,10 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
     only_a = items_a.join(items_b, on=ITEM, how="anti").height
     only_b = items_b.join(items_a, on=ITEM, how="anti").height
     a, b, d = pairs["a"].to_numpy(), pairs["b"].to_numpy(), pairs["diff"].to_numpy()
-    sc = pairs["scenario"].to_numpy()
+    sc = _clusters(rows, pairs["scenario"].to_numpy())
     ps = stats.paired_summary(d, sc, cfg.confidence, bootstrap=False)
     # the run's resample count: bootstrap.resamples cut to bootstrap.budget / run scenarios
-    flips = bootstrap_resamples(cfg, len(scenario_index(rows)))
+    flips = bootstrap_resamples(cfg, len(cluster_index(rows)))
     p_cl = None
     if ps.se_clustered is not None and ps.se_clustered > 0 and ps.df_clustered is not None:
         from scipy import stats as _sps
@@ -60,7 +69,7 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
         p_cl = float(2.0 * _sps.t.sf(abs(ps.mean / ps.se_clustered), ps.df_clustered))
     rec = {
         "judge_a": ja, "judge_b": jb, "variant": variant, "subset": subset, "field": fld,
-        "pairs": ps.n, "clusters": ps.clusters, "only_a": only_a, "only_b": only_b,
+        "pairs": ps.n, "clusters": ps.clusters, "cluster": cfg.cluster_name, "only_a": only_a, "only_b": only_b,
         "mean_diff": ps.mean, "ci_low": ps.ci_low_clustered, "ci_high": ps.ci_high_clustered,
         "ci_method": "cluster_t" if ps.ci_low_clustered is not None else None,
         "p": p_cl, "p_method": "cluster_t" if p_cl is not None else None,
@@ -100,6 +109,36 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
     if joint is None:
         boot.run()
     return rec
+
+
+def _clustered_components(both: pl.DataFrame, fld: str, a: str, b: str
+                          ) -> tuple[float | None, float | None, int, float]:
+    """Power's variance components with scenarios nested in clusters, by plain loops: per
+    scenario and side the trial means (judges averaged), their mean and variance (ddof 1, at
+    least 2 trials); D_s, w_s = var_a / T_a + var_b / T_b; per cluster the mean of D_s and
+    sum(w_s) / m^2 over its scenarios with both sides; between = max(0, var(D_c) - mean(w_c))."""
+    of = dict(both.select("scenario", "cluster").unique().iter_rows())
+    per: dict[tuple[str, str], list[float]] = {}
+    for (s, v, _t), g in sorted(both.partition_by(["scenario", "variant", "trial"], as_dict=True).items(),
+                                key=lambda kv: str(kv[0])):
+        per.setdefault((s, v), []).append(float(np.mean(g[fld].to_numpy())))
+    d_s: dict[str, list[tuple[float, float, float]]] = {}
+    for s in sorted({s for s, _ in per}):
+        ta, tb = per.get((s, a), []), per.get((s, b), [])
+        if len(ta) >= 2 and len(tb) >= 2:
+            d_s.setdefault(of[s], []).append((
+                float(np.mean(ta)) - float(np.mean(tb)),
+                float(np.var(ta, ddof=1)) / len(ta) + float(np.var(tb, ddof=1)) / len(tb),
+                (len(ta) + len(tb)) / 2.0))
+    if not d_s:
+        return None, None, 0, 0.0
+    dc = [sum(x[0] for x in v) / len(v) for v in d_s.values()]
+    wc = [sum(x[1] for x in v) / len(v) ** 2 for v in d_s.values()]
+    t0 = float(np.mean([x[2] for v in d_s.values() for x in v]))
+    if len(dc) < 2:
+        return None, None, len(dc), t0
+    within = float(np.mean(wc))
+    return max(0.0, float(np.var(dc, ddof=1)) - within), within, len(dc), t0
 
 
 def matched_units(rows: pl.DataFrame, a: str, b: str, field: str,
@@ -150,23 +189,28 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
     v = scope.filter(pl.col(fld).is_not_null()).sort(["scenario", "variant", "trial", "judge", fld])
     va = v.filter(pl.col("variant") == a)
     vb = v.filter(pl.col("variant") == b)
-    xa, ca = va[fld].to_numpy(), va["scenario"].to_numpy()
-    xb, cb = vb[fld].to_numpy(), vb["scenario"].to_numpy()
+    xa, ca = va[fld].to_numpy(), _clusters(rows, va["scenario"].to_numpy())
+    xb, cb = vb[fld].to_numpy(), _clusters(rows, vb["scenario"].to_numpy())
     ds = stats.diff_clustered(xa, ca, xb, cb, cfg.confidence)
     m, unit = matched_units(scope, a, b, fld, cfg.trials_matched)
-    ps = stats.paired_summary(m["diff"].to_numpy(), m["scenario"].to_numpy(), cfg.confidence, bootstrap=False)
+    m_cl = _clusters(rows, m["scenario"].to_numpy())
+    ps = stats.paired_summary(m["diff"].to_numpy(), m_cl, cfg.confidence, bootstrap=False)
     loo_min, loo_max = stats.leave_one_cluster_out_diff(xa, ca, xb, cb) if xa.size and xb.size else (None, None)
-    power = _power_inputs(xa, ca, xb, cb, m, unit)
+    power = _power_inputs(xa, ca, xb, cb, m, unit, m_clusters=m_cl)
     n_need = (stats.n_needed(power["sd"], cfg.target_effect, cfg.alpha, cfg.power, rho=power["rho"],
                              design_effect=max(power["deff"] or 1.0, 1.0), paired=power["paired"])
               if power["sd"] is not None else None)
     key = UNIT_KEYS[unit]
     matched_keys = m.select(key)
     both = pl.concat([va, vb])
-    bv, wv, g_plan, t0 = (stats.contrast_variance_components(
-        both[fld].to_numpy(), both["scenario"].to_numpy(), (both["variant"] == a).to_numpy(),
-        (both["scenario"] + "\x1f" + both["variant"] + "\x1f" + both["trial"].cast(pl.String)).to_numpy())
-        if va.height and vb.height else (None, None, 0, 0.0))
+    if cfg.cluster is not None and "cluster" in rows.columns:
+        bv, wv, g_plan, t0 = (_clustered_components(both, fld, a, b) if va.height and vb.height
+                              else (None, None, 0, 0.0))
+    else:
+        bv, wv, g_plan, t0 = (stats.contrast_variance_components(
+            both[fld].to_numpy(), both["scenario"].to_numpy(), (both["variant"] == a).to_numpy(),
+            (both["scenario"] + "\x1f" + both["variant"] + "\x1f" + both["trial"].cast(pl.String)).to_numpy())
+            if va.height and vb.height else (None, None, 0, 0.0))
     plan = stats.cluster_power_plan(bv, wv, g_plan, t0, cfg.target_effect, cfg.alpha, cfg.power)
     rec = {
         "a": a, "b": b, "field": fld, "subset": subset, "judge": judge,
@@ -174,6 +218,7 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
         "mean_b": float(xb.mean()) if xb.size else None, "valid_n_b": int(xb.size),
         "diff": ds.diff, "se": ds.se, "df": ds.df, "ci_low": ds.ci_low, "ci_high": ds.ci_high, "p": ds.p_value,
         "boot_low": None, "boot_high": None,
+        "cluster": cfg.cluster_name, "clusters": ds.clusters, "paired_clusters": ps.clusters,
         "paired_unit": unit, "paired_diff": ps.mean,
         "paired_ci_low": ps.ci_low_clustered if ps.ci_low_clustered is not None else ps.ci_low,
         "paired_ci_high": ps.ci_high_clustered if ps.ci_high_clustered is not None else ps.ci_high,
@@ -205,7 +250,7 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
     if xa.size and xb.size:
         boot.request(rec, boot.add_values(ca, xa), boot.add_values(cb, xb), where="contrast:" + where)
     if ps.n:
-        boot.request(rec, boot.add_values(m["scenario"].to_numpy(), m["diff"].to_numpy()),
+        boot.request(rec, boot.add_values(m_cl, m["diff"].to_numpy()),
                      keys=("paired_boot_low", "paired_boot_high"), where="contrast_paired:" + where)
     if joint is None:
         boot.run()

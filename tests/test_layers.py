@@ -42,7 +42,7 @@ PKG = Path(__file__).resolve().parent.parent / "workbench"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("errors", "text", "vocab", "schemas", "stats", "results", "files", "outdir")),
     ("config", ("config", "detect", "formats")),
-    ("ingest", ("ingest", "ingest_*", "engine*", "execute", "ledger", "selection")),
+    ("ingest", ("ingest", "ingest_*", "engine*", "execute", "ledger", "selection", "clusters")),
     ("reduce", ("reduce*",)),
     ("stages", ("census", "scorecard", "paired", "ranks", "check", "provenance", "names",
                 "harness", "synth", "calibrate", "example")),

@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike
 
-from . import reduce_codes, schemas, selection, stats
+from . import clusters, reduce_codes, schemas, selection, stats
 from .config import KEY_FIELDS, MISSINGNESS_UNITS, Config
 from .ingest import BUCKETS
 from .vocab import MISSING_PLANNED
@@ -28,7 +28,9 @@ def _keyed(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     hl = cfg.headline
     cols = dict.fromkeys(["bucket", *KEY_FIELDS, f"{hl}__status", f"{hl}__from_string",
                           *[f"{n}__status" for n in cfg.score_names]])
-    return rows.lazy().filter(selection.keyed()).select(list(cols)).collect()
+    # the rows' cluster beside the keys (the rates' clustered intervals group by it)
+    return (rows.lazy().filter(selection.keyed())
+            .select([*cols, pl.col(clusters.column(rows)).alias("cluster")]).collect())
 
 
 def _raw_counts(keyed: pl.DataFrame, by: list[str], cfg: Config) -> pl.DataFrame:
@@ -117,7 +119,7 @@ def _cells(rows: pl.DataFrame, cfg: Config, view: reduce_codes.KeyedCodes) -> pl
 def _sum_to(raw: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     """:func:`_raw_counts` per ``by`` from a finer table of them (every count adds up: a
     conflicting key belongs to one judge, variant and scenario)."""
-    sums = [pl.col(c).sum() for c in raw.columns if c not in ("judge", "variant", "scenario")]
+    sums = [pl.col(c).sum() for c in raw.columns if c not in ("judge", "variant", "scenario", "cluster")]
     return raw.group_by(by).agg(sums).sort(by) if by else raw.select(sums)
 
 
@@ -133,8 +135,14 @@ def _counts(rows: pl.DataFrame, by: list[str], cfg: Config) -> pl.DataFrame:
     return _derive(_raw_counts(_keyed(rows, cfg), by, cfg))
 
 
+_PER = ("judge", "variant", "cluster")
+"""The groups of :class:`_ScenarioJudgments`: per cluster (the config's ``cluster:``, by default
+the scenario), the unit the rates' clustered intervals treat as independent."""
+
+
 class _ScenarioJudgments:
-    """Judgments and missing judgments per (judge, variant, scenario), from integer codes.
+    """Judgments and missing judgments per (judge, variant, cluster), from integer codes
+    (the cluster is the scenario unless the config's ``cluster:`` names another unit).
 
     ``judgments`` = keyed rows that are neither duplicates nor conflicting + conflicting keys
     (the census's rows - duplicate - conflict + conflict_keys + missing_planned); ``missing``
@@ -143,9 +151,9 @@ class _ScenarioJudgments:
     """
 
     def __init__(self, keyed: pl.DataFrame) -> None:
-        labels = {c: reduce_codes.label_codes(keyed[c], nulls="first") for c in ("judge", "variant", "scenario")}
+        labels = {c: reduce_codes.label_codes(keyed[c], nulls="first") for c in _PER}
         bucket = keyed["bucket"]
-        keys, inv = reduce_codes.group_ids(*[labels[c][0] for c in ("judge", "variant", "scenario")])
+        keys, inv = reduce_codes.group_ids(*[labels[c][0] for c in _PER])
         self._set(labels, keys, inv, ~bucket.is_in(["duplicate", "conflict"]).to_numpy(),
                   (bucket == "valid").to_numpy(), np.flatnonzero((bucket == "conflict").to_numpy()),
                   keyed)
@@ -154,7 +162,7 @@ class _ScenarioJudgments:
     def from_view(cls, view: reduce_codes.KeyedCodes) -> _ScenarioJudgments:
         """The same from the run's coded keyed rows (the same codes and groups)."""
         self = cls.__new__(cls)
-        cols = ("judge", "variant", "scenario")
+        cols = _PER
         keys, inv = view.groups(*cols)
         self._set({c: (view.codes(c), view.levels(c)) for c in cols}, keys, inv,
                   ~view.is_bucket("duplicate", "conflict"), view.is_bucket("valid"),
@@ -272,12 +280,26 @@ def judgment_units(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     coded = _unit_codes(rows)
     if coded is not None:
         keys, levels, missing = coded
-        return pl.DataFrame([pl.Series(k, levels[k], dtype=pl.String).gather(keys[:, j])
-                             for j, k in enumerate(KEY_FIELDS)]).with_columns(pl.Series("missing", missing))
-    keyed = rows.lazy().filter(selection.keyed_once()).select(*KEY_FIELDS, "bucket").collect()
-    return keyed.group_by(list(KEY_FIELDS)).agg(
-        (~(pl.col("bucket") == "valid").all() | (pl.len() > 1)).cast(pl.Float64).alias("missing")
-    ).sort(list(KEY_FIELDS))
+        units = pl.DataFrame([pl.Series(k, levels[k], dtype=pl.String).gather(keys[:, j])
+                              for j, k in enumerate(KEY_FIELDS)]).with_columns(pl.Series("missing", missing))
+    else:
+        keyed = rows.lazy().filter(selection.keyed_once()).select(*KEY_FIELDS, "bucket").collect()
+        units = keyed.group_by(list(KEY_FIELDS)).agg(
+            (~(pl.col("bucket") == "valid").all() | (pl.len() > 1)).cast(pl.Float64).alias("missing")
+        ).sort(list(KEY_FIELDS))
+    return with_cluster_codes(units, rows)
+
+
+def with_cluster_codes(units: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """``units`` (one row per judgment, a ``scenario`` column) with ``cluster_code``, its
+    scenario's cluster (:func:`scenario_cluster_codes`), when the rows have clusters of several
+    scenarios; else ``units`` as they are (the outer level is the scenario)."""
+    scen = units["scenario"].unique(maintain_order=True)
+    codes = scenario_cluster_codes(rows, scen.to_list())
+    if codes is None:
+        return units
+    return units.with_columns(pl.col("scenario").replace_strict(
+        scen, pl.Series(codes), return_dtype=pl.Int64).alias("cluster_code"))
 
 
 def _unit_codes(rows: pl.DataFrame) -> tuple[np.ndarray, dict[str, list[Any]], np.ndarray] | None:
@@ -301,6 +323,35 @@ def _unit_codes(rows: pl.DataFrame) -> tuple[np.ndarray, dict[str, list[Any]], n
     valid = np.bincount(inv[is_valid], minlength=keys.shape[0])
     del inv, is_valid
     return keys, levels, ((valid < n) | (n > 1)).astype(np.float64)
+
+
+def scenario_cluster_codes(rows: pl.DataFrame, scenarios: Any) -> np.ndarray | None:
+    """Per scenario label in ``scenarios`` (labels, any order), the code of its cluster
+    (positions in the sorted cluster labels), or None when the rows' cluster is their
+    scenario (no ``cluster:`` of several scenarios: the tests' outer level is the scenario).
+
+    Each scenario sits in one cluster (:func:`workbench.clusters.assign` checked it); a
+    scenario no keyed row holds is a cluster of its own (after every named cluster)."""
+    col = clusters.column(rows)
+    if col == "scenario":
+        return None
+    pairs = (rows.lazy().filter(selection.keyed() | (pl.col("bucket") == MISSING_PLANNED))
+             .select("scenario", pl.col(col).alias("__cl")).unique("scenario", keep="first").collect())
+    if pairs.height and (pairs["__cl"] == pairs["scenario"]).all():
+        return None
+    levels = sorted(v for v in pairs["__cl"].unique().to_list() if v is not None)
+    code = {v: i for i, v in enumerate(levels)}
+    of = dict(zip(pairs["scenario"].to_list(), pairs["__cl"].to_list(), strict=True))
+    own = len(levels)
+    out = []
+    for s in list(scenarios):
+        c = of.get(s)
+        if c is None:
+            out.append(own)
+            own += 1
+        else:
+            out.append(code[c])
+    return np.asarray(out, dtype=np.int64)
 
 
 #: ``missingness: {unit: ...}`` choices (:data:`workbench.config.MISSINGNESS_UNITS`)
@@ -424,7 +475,8 @@ def _frame_units(units: pl.DataFrame, factor: str, unit: str
     """:func:`missingness_units` of a :func:`judgment_units` table (keys coded in their sort
     order, nulls first, as the coded path codes them)."""
     codes = [reduce_codes.label_codes(units[k], nulls="first")[0] for k in KEY_FIELDS]
-    return missingness_units(units["missing"].to_numpy(), *codes, factor, unit)
+    cl = units["cluster_code"].to_numpy() if "cluster_code" in units.columns else None
+    return missingness_units(units["missing"].to_numpy(), *codes, factor, unit, cluster=cl)
 
 
 class VariantItems:
@@ -450,9 +502,11 @@ class VariantItems:
         if coded is None:
             return cls(judgment_units(rows, cfg), cfg.missingness_unit)
         keys, levels, missing = coded
+        per_scenario = scenario_cluster_codes(rows, levels["scenario"])
         self = cls.__new__(cls)
         self.m, self.n, self.labels, self.blocks = missingness_units(
-            missing, *[keys[:, j] for j in range(4)], "variant", cfg.missingness_unit)
+            missing, *[keys[:, j] for j in range(4)], "variant", cfg.missingness_unit,
+            cluster=None if per_scenario is None else per_scenario[keys[:, 0]])
         self.unit = cfg.missingness_unit
         self._code = {v: i for i, v in enumerate(levels["variant"])}
         return self
@@ -498,6 +552,7 @@ class CodedUnits(NamedTuple):
     missing: np.ndarray  # per unit, 1.0 when the judgment has no usable score
     item: np.ndarray  # per unit, its item (scenario x variant x trial), numbered in order
     item_keys: np.ndarray  # per item, its (scenario, variant) codes
+    item_cluster: np.ndarray | None = None  # per item, its cluster code (None: the scenario)
 
 
 def _coded_units(view: reduce_codes.KeyedCodes) -> CodedUnits | None:
@@ -520,7 +575,12 @@ def _coded_units(view: reduce_codes.KeyedCodes) -> CodedUnits | None:
     item = np.cumsum(change, dtype=np.int64) - 1
     item_keys = keys[np.flatnonzero(change), :2]
     del change
-    return CodedUnits(keys[:, 3].copy(), missing, item, item_keys)
+    item_cluster = None
+    if view.own_clusters:
+        per_scenario = clusters.cluster_of(view.codes("scenario"), view.codes("cluster"),
+                                           len(view.levels("scenario")))
+        item_cluster = per_scenario[item_keys[:, 0]]
+    return CodedUnits(keys[:, 3].copy(), missing, item, item_keys, item_cluster)
 
 
 def _coded_arrays(coded: CodedUnits, factor: str, unit: str
@@ -528,9 +588,10 @@ def _coded_arrays(coded: CodedUnits, factor: str, unit: str
     """:func:`missingness_units` on :func:`_coded_units`: the same units, codes (monotone in
     the labels) and order as :func:`_frame_units`, hence the same numbers (the item number
     stands for the trial: it orders the trials of a (scenario, variant) as their codes do)."""
-    judge, missing, item, item_keys = coded
+    judge, missing, item, item_keys, item_cluster = coded
     keys = item_keys.astype(np.int64)
-    return missingness_units(missing, keys[item, 0], keys[item, 1], item, judge, factor, unit)
+    return missingness_units(missing, keys[item, 0], keys[item, 1], item, judge, factor, unit,
+                             cluster=None if item_cluster is None else item_cluster[item])
 
 
 METHODS = {

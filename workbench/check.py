@@ -673,10 +673,11 @@ def _side(rows: pl.DataFrame, cfg: Config, variant: str, claim: dict[str, Any],
     cell = cell_rows(rows).filter(scope)
     absent = rows.filter((pl.col("bucket") == "missing_planned") & scope).height
     valid = cell.filter(pl.col(fld).is_not_null())
+    from .clusters import column
     from .reduce import JointBootstrap
 
-    joint = JointBootstrap.for_rows(rows, cfg)  # the run's scenario weights
-    summ = summarize_cell(valid[fld].to_numpy(), valid["scenario"].to_numpy(),
+    joint = JointBootstrap.for_rows(rows, cfg)  # the run's cluster weights
+    summ = summarize_cell(valid[fld].to_numpy(), valid[column(valid)].to_numpy(),
                           cell_row_count(cell) + absent, cfg,
                           key=("claim", variant, claim["judge"], claim["subset"], fld), joint=joint)
     joint.run()
@@ -823,13 +824,15 @@ def _judge_confound(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld:
         codes = [reduce_codes.label_codes(units[k], nulls="first")[0] for k in KEY_FIELDS]
         group = reduce_codes.label_codes(units["__group"], nulls="first")[0]
         missing = units["missing"].to_numpy()
-        arrays = census.missingness_units(missing, *codes[:3], group, "judge", cfg.missingness_unit)
+        cl = units["cluster_code"].to_numpy() if "cluster_code" in units.columns else None
+        arrays = census.missingness_units(missing, *codes[:3], group, "judge", cfg.missingness_unit, cluster=cl)
         blk, lab = arrays[3], arrays[2]
         if np.unique(blk * 2 + lab).size == np.unique(blk).size:
             # every block is judged by one group only: whole (scenario, variant) blocks (the
             # variant test's units; one group each) labelled by their group, within scenarios
             m_, t_, lab_, blk_ = census.missingness_units(missing, codes[0], codes[1] * 2 + group, codes[2],
-                                                          codes[3], "variant", cfg.missingness_unit)
+                                                          codes[3], "variant", cfg.missingness_unit,
+                                                          cluster=cl)
             arrays = (m_, t_, lab_ % 2, blk_)
         p = census.unit_test(*arrays, seed).p_value
     if p is None or p >= cfg.alpha:
@@ -860,9 +863,9 @@ def _units(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld: str,
         scope = scope.filter(pl.col("variant").is_in(variants))
     keyed = scope.filter(selection.keyed_once())
 
-    return keyed.group_by(list(KEY_FIELDS)).agg(
+    return census.with_cluster_codes(keyed.group_by(list(KEY_FIELDS)).agg(
         (pl.col(fld).is_null().any() | (pl.len() > 1)).cast(pl.Float64).alias("missing")
-    ).sort(list(KEY_FIELDS))
+    ).sort(list(KEY_FIELDS)), rows)
 
 
 def check_claims(rows: pl.DataFrame, cfg: Config,

@@ -33,6 +33,7 @@ below ``bootstrap.min_resamples``."""
 
 DEFAULTS: dict[str, Any] = {
     "keys": {k: k for k in KEY_FIELDS},
+    "cluster": None,
     "scores": {
         "overall": "overall",
         "correctness": "correctness",
@@ -121,6 +122,10 @@ MAX_RESAMPLES = 200_000
 """Upper limit on ``bootstrap.resamples`` (each cell's bootstrap holds resamples x clusters)."""
 MAX_SEED = 2**63 - 1
 
+CLUSTER_FIELD_PREFIX = "__cluster"
+"""Extra fields named ``__cluster0``, ``__cluster1``... carry a ``cluster:`` read from fields
+of its own (not parts of the scenario key): :func:`cluster_fields`."""
+
 _TOKEN = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
 
 
@@ -192,6 +197,8 @@ class Config:
     bootstrap_min_resamples: int = 1000
     equivalence_margin: float | None = None
     trials_matched: bool = False
+    cluster: tuple[FieldPath, ...] | None = None
+    cluster_text: Any = None
     preference_scale: tuple[float, float] | None = None
     missingness_unit: str = "block"
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
@@ -201,6 +208,35 @@ class Config:
     def native(self) -> bool:
         """True when files go through :mod:`workbench.formats` (explode, aliases or a reader)."""
         return bool(self.explode or self.reader or self.aliases)
+
+    @property
+    def cluster_name(self) -> str:
+        """The unit of independence as the config names it: ``scenario`` (the default: the
+        scenario key), else the ``cluster:`` path, or paths joined with ``+``
+        (``question_id``, ``session_id+turn``)."""
+        if self.cluster is None:
+            return "scenario"
+        text = self.cluster_text
+        return "+".join(text) if isinstance(text, list) else str(text)
+
+    @property
+    def cluster_parts(self) -> tuple[int, ...] | None:
+        """When every ``cluster:`` path is one of the scenario key's paths: their positions in
+        the (composite) scenario key, so each row's cluster is read from its scenario key
+        (the two cannot disagree); None otherwise (the default, or fields of their own)."""
+        scen = self.keys.get("scenario")
+        if (self.cluster is None or scen is None or "scenario" in self.constants
+                or self._scenario_from_path() or any(p not in scen for p in self.cluster)):
+            return None
+        return tuple(scen.index(p) for p in self.cluster)
+
+    def _scenario_from_path(self) -> bool:
+        """True when a ``path_fields`` group named ``scenario`` sets the scenario key."""
+        if not self.path_fields:
+            return False
+        from .files import path_regex_groups
+
+        return "scenario" in path_regex_groups(self.path_fields)
 
     @property
     def credit(self) -> bool:
@@ -668,6 +704,19 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         else:
             keys[k] = (parse_path(spec, f"config: keys.{k}"),)
 
+    cluster_in = m.get("cluster")
+    cluster: tuple[FieldPath, ...] | None = None
+    if cluster_in is not None:
+        if isinstance(cluster_in, list):
+            if not cluster_in:
+                raise ConfigError("config: cluster: a list of paths needs at least one path "
+                                  "(or null: the scenario key)")
+            cluster = tuple(parse_path(s, "config: cluster") for s in cluster_in)
+        else:
+            cluster = (parse_path(cluster_in, "config: cluster"),)
+        if len(set(cluster)) != len(cluster):
+            raise ConfigError(f"config: cluster: a path is named twice in {cluster_in!r}")
+
     scores_in = m["scores"]
     if isinstance(scores_in, list):
         scores_in = {s: s for s in scores_in}
@@ -744,6 +793,21 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         aliases[str(k)] = tuple(alts)
     extra_fields = {str(k): parse_path(v, f"config: extra_fields.{k}")
                     for k, v in _section(m, "extra_fields").items()}
+    bad_extra = [k for k in extra_fields if k.startswith(CLUSTER_FIELD_PREFIX)]
+    if bad_extra:
+        raise ConfigError(f"config: extra_fields: names starting with {CLUSTER_FIELD_PREFIX!r} are "
+                          f"reserved for the cluster's fields, got {bad_extra}")
+    scen_paths = keys.get("scenario")
+    from_path = False
+    if m.get("path_fields"):
+        from .files import path_regex_groups
+
+        from_path = "scenario" in path_regex_groups(_str(m["path_fields"], "path_fields"))
+    if cluster is not None and (scen_paths is None or "scenario" in _section(m, "constants") or from_path
+                                or any(p not in scen_paths for p in cluster)):
+        # a cluster of fields of its own: read as (hidden) extra fields, one per path
+        for i, p in enumerate(cluster):
+            extra_fields[f"{CLUSTER_FIELD_PREFIX}{i}"] = p
     cross = m["cross_check"] or []
     if not isinstance(cross, list):
         raise ConfigError("config: cross_check must be a list of {field, path, compare}")
@@ -879,6 +943,8 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
                             else _num(m["equivalence_margin"], "equivalence_margin", 0)),
         trials_matched=_bool(m.get("trials_matched", False), "trials_matched"),
         missingness_unit=str(miss_unit),
+        cluster=cluster,
+        cluster_text=copy.deepcopy(cluster_in),
         raw=m,
         sources=sources,
     )

@@ -1178,10 +1178,12 @@ def merge_parts(parts: Sequence[tuple[pl.DataFrame, SourceFile] | InputError], c
                     .alias(f"{cfg.headline}__label"))
     out = df.select(keep)
     del df
+    from . import clusters
+
     if spill is None and ingest_spill.wanted(rows=out.height):
         with ingest_spill.Spill() as own:
-            return _one_chunk(out, cfg, own), sources
-    return _one_chunk(out, cfg, spill), sources
+            return clusters.assign(_one_chunk(out, cfg, own), cfg), sources
+    return clusters.assign(_one_chunk(out, cfg, spill), cfg), sources
 
 
 def row_columns(columns: Sequence[str], cfg: Config) -> list[str]:

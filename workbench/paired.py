@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import reduce_codes, schemas, selection, stats
+from . import clusters, reduce_codes, schemas, selection, stats
 from .config import Config
 from .reduce import JointBootstrap
 from .scorecard import cell_rows, subset_filter
@@ -64,20 +64,35 @@ class _Coded:
     def __init__(self, rows: pl.DataFrame, cfg: Config, fields: list[str], where: pl.Expr | None = None) -> None:
         subset_fields = [f for spec in cfg.subsets.values() for f in spec]
         keep = list(dict.fromkeys(c for c in [*KEYS, *fields, *subset_fields] if c in rows.columns))
+        # clusters of their own (config cluster:) are coded beside the keys: every clustered
+        # statistic of a record is by cluster, the pairing by scenario
+        own = cfg.cluster is not None and "cluster" in rows.columns
+        cols = (*KEYS, "cluster") if own else KEYS
         # the codes from whole columns, filtered to the cell rows afterwards (a filter first
         # would copy the four key texts: +0.4 GB at 5M rows); the levels are the cell rows'
         # distinct keys in code point order, as a sort of their unique values gives
         codes, levels, kept = reduce_codes.coded_keys(
-            rows, selection.in_cells() if where is None else selection.in_cells() & where, KEYS,
+            rows, selection.in_cells() if where is None else selection.in_cells() & where, cols,
             extra=[pl.col(c) for c in keep if c not in KEYS or c in subset_fields])
         self.names: dict[str, list[str]] = {}
         for k in KEYS:
             if levels[k] and levels[k][0] is None:  # ingest makes a line without a key malformed
                 raise ValueError(f"a cell row has no {k}")
             self.names[k] = levels[k]
+        # each scenario's cluster code (positions in names["cluster"], monotone in the cluster
+        # names); the identity when the cluster is the scenario
+        if own:
+            if levels["cluster"] and levels["cluster"][0] is None:
+                raise ValueError("a cell row has no cluster")
+            self.names["cluster"] = levels["cluster"]
+            self.cluster_of = clusters.cluster_of(codes["scenario"], codes["cluster"], len(levels["scenario"]))
+        else:
+            self.names["cluster"] = self.names["scenario"]
+            self.cluster_of = np.arange(len(levels["scenario"]), dtype=np.int64)
         # the key columns as int32 codes only (their text is kept when a subset reads it):
         # half the bytes of int64 codes, which held 0.16 GB at 5M rows
         self.frame = kept.with_columns([pl.Series(_CODE[k], codes[k], dtype=pl.Int32) for k in KEYS])
+        self.own_clusters = own
         del codes
         self.size = {k: max(len(v), 1) for k, v in self.names.items()}
         self._joint: tuple[int, np.ndarray] | None = None
@@ -88,12 +103,18 @@ class _Coded:
         i = bisect.bisect_left(names, name) if name is not None else len(names)
         return i if i < len(names) and names[i] == name else None
 
-    def joint_codes(self, boot: JointBootstrap, scenario_codes: np.ndarray) -> np.ndarray:
-        """Positions in ``boot``'s scenario index of scenario codes (what ``add_values`` codes
-        scenario names to)."""
+    def joint_codes(self, boot: JointBootstrap, cluster_codes: np.ndarray) -> np.ndarray:
+        """Positions in ``boot``'s cluster index of cluster codes (what ``add_values`` codes
+        cluster names to; the clusters are the scenarios unless the config names a ``cluster:``)."""
         if self._joint is None or self._joint[0] != id(boot):
-            self._joint = (id(boot), boot.codes_of(np.array(self.names["scenario"], dtype=object)))
-        return self._joint[1][scenario_codes]
+            self._joint = (id(boot), boot.codes_of(np.array(self.names["cluster"], dtype=object)))
+        return self._joint[1][cluster_codes]
+
+    def clusters_of(self, scenario_codes: np.ndarray) -> np.ndarray:
+        """The cluster codes of scenario codes (the same array when clusters are scenarios)."""
+        if not self.own_clusters:
+            return scenario_codes
+        return self.cluster_of[scenario_codes]
 
 
 def _run_of(a: np.ndarray, code: int) -> slice:
@@ -142,7 +163,8 @@ class _Scope:
     """The valid values of one field in one scope (a subset, optionally one judge), coded.
 
     ``sc``/``vr``/``tr``/``jd``/``x``: scenario, variant, trial, judge codes and values in the
-    canonical order the records use, variant first (by variant, scenario, trial, judge,
+    canonical order the records use (``cl``: each row's cluster code, the unit of every
+    clustered statistic; ``sc`` itself when clusters are scenarios), variant first (by variant, scenario, trial, judge,
     value): a variant's rows are the slice ``span(variant)``, in the order of the whole
     scope's sort by (scenario, variant, trial, judge, value) restricted to that variant.
     """
@@ -168,6 +190,7 @@ class _Scope:
         # four codes orders as they do, so a two-key stable sort gives the same permutation
         order = _lexsort(x, _radix(coded, [("variant", vr), ("scenario", sc), ("trial", tr), ("judge", jd)]))
         self.sc, self.vr, self.tr, self.jd, self.x = sc[order], vr[order], tr[order], jd[order], x[order]
+        self.cl = coded.clusters_of(self.sc)
         self._by_judge: np.ndarray | None = None
         self._judges_sorted: np.ndarray | None = None
         self._orders: dict[tuple[str, bool], tuple[np.ndarray, np.ndarray]] = {}
@@ -188,14 +211,14 @@ class _Scope:
         key = (id(boot), variant)
         if key not in self._columns:
             sp = self.span(variant)
-            self._columns[key] = boot.add_coded(self.coded.joint_codes(boot, self.sc[sp]), self.x[sp])
+            self._columns[key] = boot.add_coded(self.coded.joint_codes(boot, self.cl[sp]), self.x[sp])
         return self._columns[key]
 
     def cluster_side(self, variant: str) -> stats.ClusterSide:
-        """:func:`workbench.stats.cluster_side` of a variant's values by scenario code, once."""
+        """:func:`workbench.stats.cluster_side` of a variant's values by cluster code, once."""
         if variant not in self._sides:
             sp = self.span(variant)
-            self._sides[variant] = stats.cluster_side(self.x[sp], self.sc[sp], self.coded.size["scenario"])
+            self._sides[variant] = stats.cluster_side(self.x[sp], self.cl[sp], self.coded.size["cluster"])
         return self._sides[variant]
 
     def components(self, variant: str) -> stats.SideComponents:
@@ -398,7 +421,7 @@ def _distinct_sorted(k: np.ndarray) -> np.ndarray:
 def _offset_pairs(scope: _Scope, ja: str, jb: str, variant: str | None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
     """The pairs of :func:`judge_pairs` (the same arrays in the same order) by an integer
-    join of the two judges' rows: (a, b, scenario codes, items only a has, items only b has).
+    join of the two judges' rows: (a, b, cluster codes, items only a has, items only b has).
     The join's index arrays are freed as soon as they are used: a judge's rows are half the
     cell rows, and the join's arrays together were 0.2 GB at 5M rows."""
     ia, ib = _judge_rows(scope, ja, variant), _judge_rows(scope, jb, variant)
@@ -417,7 +440,7 @@ def _offset_pairs(scope: _Scope, ja: str, jb: str, variant: str | None
     del lo, cnt
     ia, ib = ia[pa], ib[pb]
     del pa, pb
-    return scope.x[ia], scope.x[ib], scope.sc[ia], only_a, only_b
+    return scope.x[ia], scope.x[ib], scope.cl[ia], only_a, only_b
 
 
 def _offset_from(scope: _Scope, cfg: Config, ja: str, jb: str, variant: str | None,
@@ -440,7 +463,7 @@ def _offset_from(scope: _Scope, cfg: Config, ja: str, jb: str, variant: str | No
     flip_method = flip.method if flip is not None and flip.method != "undefined" else None
     rec = {
         "judge_a": ja, "judge_b": jb, "variant": variant, "subset": subset, "field": fld,
-        "pairs": ps.n, "clusters": ps.clusters, "only_a": only_a, "only_b": only_b,
+        "pairs": ps.n, "clusters": ps.clusters, "cluster": cfg.cluster_name, "only_a": only_a, "only_b": only_b,
         "mean_diff": ps.mean, "ci_low": ps.ci_low_clustered, "ci_high": ps.ci_high_clustered,
         "ci_method": "cluster_t" if ps.ci_low_clustered is not None else None,
         "p": p_cl, "p_method": "cluster_t" if p_cl is not None else None,
@@ -574,7 +597,8 @@ def _matched_ranks(scope: _Scope, a: str, b: str, m: pl.DataFrame, unit: str,
 
 def _power_inputs(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray,
                   m: pl.DataFrame, unit: str,
-                  ranks: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
+                  ranks: tuple[np.ndarray, np.ndarray] | None = None,
+                  m_clusters: np.ndarray | None = None) -> dict[str, Any]:
     """What the sample-size formula needs: sd, pairing correlation, design effect.
 
     ``sd`` is the pooled within-variant SD of the valid values, sqrt((SS_a + SS_b) /
@@ -600,7 +624,8 @@ def _power_inputs(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray
         if np.std(ma) > 0 and np.std(mb) > 0:
             out["rho_pearson"] = float(np.corrcoef(ma, mb)[0, 1])
     if unit != "scenario_mean" and out["rho_pearson"] is not None and out["rho_pearson"] > 0:
-        values, clusters = m["diff"].to_numpy(), m["scenario"].to_numpy()
+        values = m["diff"].to_numpy()
+        clusters = m["scenario"].to_numpy() if m_clusters is None else m_clusters
         out["rho"], out["paired"] = out["rho_pearson"], True
     else:
         values = np.concatenate([xa - xa.mean(), xb - xb.mean()])
@@ -644,24 +669,29 @@ def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset:
     as cluster labels (the same codes ``np.unique`` gives the names, so the same numbers)."""
     coded = scope.coded
     spa, spb = scope.span(a), scope.span(b)
-    xa, ca = scope.x[spa], scope.sc[spa]
-    xb, cb = scope.x[spb], scope.sc[spb]
+    xa, ca = scope.x[spa], scope.cl[spa]
+    xb, cb = scope.x[spb], scope.cl[spb]
     # each side reduced per scenario once per scope: the numbers of stats.diff_clustered and
     # stats.leave_one_cluster_out_diff on (xa, ca, xb, cb)
     side_a, side_b = scope.cluster_side(a), scope.cluster_side(b)
     ds = stats.diff_clustered_sides(side_a, side_b, cfg.confidence)
     m, unit, units_a, units_b, take = _matched(scope, a, b, cfg.trials_matched)
-    m_sc, m_diff = m["scenario"].to_numpy(), m["diff"].to_numpy()
+    # the matched units' clusters (pairing is by scenario, independence by cluster)
+    m_sc, m_diff = coded.clusters_of(m["scenario"].to_numpy()), m["diff"].to_numpy()
     ps = stats.paired_summary(m_diff, m_sc, cfg.confidence, bootstrap=False)
     loo_min, loo_max = stats.leave_one_cluster_out_sides(side_a, side_b) if xa.size and xb.size else (None, None)
-    power = _power_inputs(xa, ca, xb, cb, m, unit, _matched_ranks(scope, a, b, m, unit, take))
+    power = _power_inputs(xa, ca, xb, cb, m, unit, _matched_ranks(scope, a, b, m, unit, take), m_clusters=m_sc)
     n_need = (stats.n_needed(power["sd"], cfg.target_effect, cfg.alpha, cfg.power, rho=power["rho"],
                              design_effect=max(power["deff"] or 1.0, 1.0), paired=power["paired"])
               if power["sd"] is not None else None)
     if xa.size and xb.size:
         # each side's variance components once per scope (every contrast of a variant
         # shares them): the numbers of stats.contrast_variance_components on both sides
-        bv, wv, g_plan, t0 = stats.combine_variance_components(scope.components(a), scope.components(b))
+        if coded.own_clusters:  # scenarios nested in clusters: the plan's G is clusters
+            bv, wv, g_plan, t0 = stats.combine_variance_components_clustered(
+                scope.components(a), scope.components(b), coded.cluster_of)
+        else:
+            bv, wv, g_plan, t0 = stats.combine_variance_components(scope.components(a), scope.components(b))
     else:
         bv, wv, g_plan, t0 = None, None, 0, 0.0
     plan = stats.cluster_power_plan(bv, wv, g_plan, t0, cfg.target_effect, cfg.alpha, cfg.power)
@@ -671,6 +701,7 @@ def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset:
         "mean_b": float(xb.mean()) if xb.size else None, "valid_n_b": int(xb.size),
         "diff": ds.diff, "se": ds.se, "df": ds.df, "ci_low": ds.ci_low, "ci_high": ds.ci_high, "p": ds.p_value,
         "boot_low": None, "boot_high": None,
+        "cluster": cfg.cluster_name, "clusters": ds.clusters, "paired_clusters": ps.clusters,
         "paired_unit": unit, "paired_diff": ps.mean,
         "paired_ci_low": ps.ci_low_clustered if ps.ci_low_clustered is not None else ps.ci_low,
         "paired_ci_high": ps.ci_high_clustered if ps.ci_high_clustered is not None else ps.ci_high,

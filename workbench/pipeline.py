@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from . import (
+    clusters,
     document,
     execute,
     formats,
@@ -148,6 +149,7 @@ def load(
         plan_df, task_files = _task_plan(rows, cfg, None)
         mode = "tasks"
     rows, info = ledger.apply_plan(rows, plan_df)
+    rows = clusters.assign(rows, cfg)  # the planned rows' clusters (a line's came with it)
     info["mode"] = mode
     if mode == "tasks":
         info["task_files"] = task_files
@@ -270,10 +272,15 @@ def run(
     release_memory()
     from .reduce import JointBootstrap
 
-    joint = (JointBootstrap.for_scenarios([s for s in view.levels("scenario") if s is not None], cfg)
-             if view.usable else JointBootstrap.for_rows(rows, cfg))  # the same sorted scenario index
+    # the joint bootstrap's weights are drawn over the run's clusters (config cluster:; by
+    # default the scenarios): the same sorted index either way
+    joint = (JointBootstrap.for_scenarios([s for s in view.levels("cluster") if s is not None], cfg,
+                                          n_scenarios=sum(s is not None for s in view.levels("scenario")))
+             if view.usable else JointBootstrap.for_rows(rows, cfg))
+    head["clustering"] = clusters.record(cfg, joint.n_scenarios or 0, len(joint.scenarios))
+    unit = "scenarios" if cfg.cluster is None else f"clusters ({cfg.cluster_name})"
     stage(f"scorecard (joint cluster bootstrap, {joint.resamples} resamples over "
-          f"{len(joint.scenarios)} scenarios)")
+          f"{len(joint.scenarios)} {unit})")
     card = schemas.conform(scorecard_table(rows, cfg, joint, view=view), schemas.SCORECARD)
     flags = schemas.conform(flag_rates(rows, cfg, view=view), schemas.FLAG_RATES)
     passes = schemas.conform(pass_rates(rows, cfg), schemas.PASS_RATES)

@@ -41,9 +41,10 @@ from .selection import cell_rows, subset_filter
 KEYED_EXCLUDE = ("blank", "malformed")
 """Buckets of lines with no usable key: they are no scenario of the run."""
 
-WEIGHTS = ("multinomial: each resample draws G scenarios with replacement from the run's sorted "
-           "scenario index (G = all scenarios with a keyed row); a scenario's weight is how often "
-           "it was drawn; the same weights for every cell, offset and contrast")
+WEIGHTS = ("multinomial: each resample draws G clusters with replacement from the run's sorted "
+           "cluster index (G = all clusters with a keyed row; the cluster is the scenario unless the "
+           "config's cluster: names another unit); a cluster's weight is how often it was drawn, and "
+           "every scenario in it carries that weight; the same weights for every cell, offset and contrast")
 
 # bytes of dense per-scenario columns ([sums | counts], float64) held at once
 _GROUP_BYTES = 128 * 2**20
@@ -58,6 +59,19 @@ def scenario_index(rows: pl.DataFrame) -> list[str]:
     sc = (rows.lazy().filter(~pl.col("bucket").is_in(KEYED_EXCLUDE) & pl.col("scenario").is_not_null())
           .select(pl.col("scenario").cast(pl.String).unique()).collect())
     return sorted(sc["scenario"].to_list())
+
+
+def cluster_index(rows: pl.DataFrame) -> list[str]:
+    """The run's canonical cluster index: sorted distinct clusters of keyed rows (the
+    ``cluster`` column, :mod:`workbench.clusters`; a table without it: the scenarios)."""
+    from .clusters import column
+
+    if rows.height == 0:
+        return []
+    col = column(rows)
+    sc = (rows.lazy().filter(~pl.col("bucket").is_in(KEYED_EXCLUDE) & pl.col(col).is_not_null())
+          .select(pl.col(col).cast(pl.String).unique()).collect())
+    return sorted(sc[col].to_list())
 
 
 def bootstrap_resamples(cfg: Config, scenarios: int) -> int:
@@ -122,7 +136,12 @@ class _Request:
 
 @dataclass
 class JointBootstrap:
-    """Collects per-scenario sums of many statistics and bootstraps them on shared weights.
+    """Collects per-cluster sums of many statistics and bootstraps them on shared weights.
+
+    ``scenarios`` is the index of the units the weights are drawn over: the run's clusters
+    (:func:`cluster_index`; the scenarios themselves unless the config names a ``cluster:``).
+    Every caller registers sums by cluster code (a position in it); ``n_scenarios`` and
+    ``unit`` are only recorded.
 
     ``add_values``/``add_sums`` register a column (one cell's per-scenario count and sum);
     ``request`` asks for the percentile interval of a column's mean, or of the difference
@@ -139,6 +158,8 @@ class JointBootstrap:
     resamples_requested: int
     confidence: float
     budget: int | None = None
+    n_scenarios: int | None = None
+    unit: str = "scenario"
     columns: list[_Column] = field(default_factory=list)
     pending: list[_Request] = field(default_factory=list)
     undefined: list[dict[str, Any]] = field(default_factory=list)
@@ -152,15 +173,20 @@ class JointBootstrap:
 
     @classmethod
     def for_rows(cls, rows: pl.DataFrame, cfg: Config) -> JointBootstrap:
-        """The run's bootstrap: scenario index of ``rows``, seed and resamples of ``cfg``."""
-        return cls.for_scenarios(scenario_index(rows), cfg)
+        """The run's bootstrap: cluster index of ``rows``, seed and resamples of ``cfg``."""
+        index = cluster_index(rows)
+        own = cfg.cluster is not None and "cluster" in rows.columns
+        return cls.for_scenarios(index, cfg, n_scenarios=len(scenario_index(rows)) if own else len(index))
 
     @classmethod
-    def for_scenarios(cls, scenarios: Sequence[str], cfg: Config) -> JointBootstrap:
+    def for_scenarios(cls, scenarios: Sequence[str], cfg: Config, n_scenarios: int | None = None) -> JointBootstrap:
+        """A bootstrap over the given cluster labels (the scenarios, when clusters are
+        scenarios); ``n_scenarios``: how many scenarios they hold (recorded only)."""
         sc = sorted(str(s) for s in scenarios)
         return cls(scenarios=sc, seed=stats.derive_seed(cfg.seed, "joint_bootstrap"),
                    resamples=bootstrap_resamples(cfg, len(sc)), resamples_requested=int(cfg.resamples),
-                   confidence=cfg.confidence, budget=cfg.bootstrap_budget)
+                   confidence=cfg.confidence, budget=cfg.bootstrap_budget,
+                   n_scenarios=len(sc) if n_scenarios is None else int(n_scenarios), unit=cfg.cluster_name)
 
     # ------------------------------------------------------------------ columns
 
@@ -418,7 +444,9 @@ class JointBootstrap:
         return {
             "method": stats.JOINT_BOOTSTRAP_METHOD,
             "weights": WEIGHTS,
-            "scenarios": len(self.scenarios),
+            "scenarios": len(self.scenarios) if self.n_scenarios is None else self.n_scenarios,
+            "cluster": self.unit,
+            "clusters": len(self.scenarios),
             "resamples_requested": self.resamples_requested,
             "resamples": self.resamples,
             "budget": self.budget,

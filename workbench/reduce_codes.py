@@ -168,6 +168,10 @@ class KeyedCodes:
         need = ["bucket", f"{cfg.headline}__from_string", *[f"{n}__status" for n in (cfg.headline, *cfg.score_names)]]
         self.usable = (all(c in rows.columns and rows.schema[c] == pl.String for c in KEY_FIELDS)
                        and all(c in rows.columns for c in need))
+        # clusters of their own (config cluster:) are coded beside the keys; by default the
+        # cluster is the scenario and its codes are the scenario's
+        self.own_clusters = (cfg.cluster is not None and "cluster" in rows.columns
+                             and rows.schema["cluster"] == pl.String)
         self._parts: dict[str, Any] = {}
 
     def _base(self) -> dict[str, Any]:
@@ -180,7 +184,8 @@ class KeyedCodes:
                                             default=-1, return_dtype=pl.Int8).fill_null(-1).alias("__bucket"),
             *[e.fill_null(False).alias(f"__flag{i}") for i, e in enumerate(flags)],
         ]
-        codes, levels, df = coded_keys(self.rows, selection.keyed(), KEY_FIELDS, extra)
+        cols = (*KEY_FIELDS, "cluster") if self.own_clusters else KEY_FIELDS
+        codes, levels, df = coded_keys(self.rows, selection.keyed(), cols, extra)
         base = {"levels": levels, "height": df.height,
                 "codes": codes,
                 "bucket": df["__bucket"].to_numpy(),
@@ -195,11 +200,17 @@ class KeyedCodes:
         return int(self._base()["height"])
 
     def levels(self, c: str) -> list[Any]:
-        """Labels of key column ``c`` in polars' sort order (nulls first)."""
+        """Labels of key column ``c`` in polars' sort order (nulls first); ``cluster``: the
+        rows' clusters (the scenarios' when the config names none)."""
+        if c == "cluster" and not self.own_clusters:
+            c = "scenario"
         return self._base()["levels"][c]  # type: ignore[no-any-return]
 
     def codes(self, c: str) -> np.ndarray:
-        """Code of key column ``c`` per keyed row (positions in :meth:`levels`), int32."""
+        """Code of key column ``c`` per keyed row (positions in :meth:`levels`), int32
+        (``cluster`` as in :meth:`levels`)."""
+        if c == "cluster" and not self.own_clusters:
+            c = "scenario"
         return self._base()["codes"][c]  # type: ignore[no-any-return]
 
     def is_bucket(self, *names: str) -> np.ndarray:

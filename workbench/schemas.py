@@ -171,10 +171,12 @@ ROWS = Schema("rows", {
     "scenario": _S, "variant": _S, "trial": _S, "judge": _S,
     FIELD: _F, f"{FIELD}__raw": _F, f"{FIELD}__status": _S, f"{FIELD}__from_string": _B,
     "flags": _LS, "flags_present": _B, "verdict": _S, "pass_value": _F, f"{FIELD}__label": _S,
-}, optional=frozenset({"pass_value", f"{FIELD}__label"}), open_prefixes=("path_", "x_"))
+    "cluster": _S,
+}, optional=frozenset({"pass_value", f"{FIELD}__label", "cluster"}), open_prefixes=("path_", "x_"))
 """One row per input line (and per planned judgment with no line): :func:`workbench.ingest.read_rows`
 then :func:`workbench.ledger.apply_plan`. ``{field}__label`` exists for the headline only, when
-the config maps labels to values."""
+the config maps labels to values. ``cluster``: the row's unit of independence
+(:func:`workbench.clusters.assign`; a table without it clusters on ``scenario``)."""
 
 #: The census's counts: one per bucket a cell can hold (not blank/malformed lines, plus the
 #: planned-but-absent judgments).
@@ -194,7 +196,7 @@ census's columns, the other key null."""
 
 SCORECARD = Schema("scorecard", {
     "variant": _S, "judge": _S, "subset": _S, "field": _S,
-    "mean": _F, "valid_n": _I, "rows": _I, "clusters": _I,
+    "mean": _F, "valid_n": _I, "rows": _I, "clusters": _I, "cluster": _S,
     "zero_filled_mean": _F, "zero_filled_diff": _F,
     "lower_bound": _F, "upper_bound": _F, "se": _F, "se_clustered": _F,
     "ci_low": _F, "ci_high": _F, "ci_method": _S,
@@ -253,7 +255,7 @@ PROVENANCE_CHECKS = Schema("provenance_checks", {
 
 JUDGE_OFFSETS = Schema("judge_offsets", {
     "judge_a": _S, "judge_b": _S, "variant": _S, "subset": _S, "field": _S,
-    "pairs": _I, "clusters": _I, "only_a": _I, "only_b": _I,
+    "pairs": _I, "clusters": _I, "cluster": _S, "only_a": _I, "only_b": _I,
     "mean_diff": _F, "ci_low": _F, "ci_high": _F, "ci_method": _S, "p": _F, "p_method": _S,
     "p_sign_flip": _F, "sign_flip_method": _S, "sign_flip_resamples": _I, "boot_low": _F, "boot_high": _F,
     "t_ci_low": _F, "t_ci_high": _F,
@@ -269,7 +271,7 @@ PAIRED_CONTRASTS = Schema("contrasts", {
     "a": _S, "b": _S, "field": _S, "subset": _S, "judge": _S,
     "mean_a": _F, "valid_n_a": _I, "mean_b": _F, "valid_n_b": _I,
     "diff": _F, "se": _F, "df": _I, "ci_low": _F, "ci_high": _F, "p": _F,
-    "boot_low": _F, "boot_high": _F,
+    "boot_low": _F, "boot_high": _F, "cluster": _S, "clusters": _I, "paired_clusters": _I,
     "paired_unit": _S, "paired_diff": _F, "paired_ci_low": _F, "paired_ci_high": _F, "paired_ci_method": _S,
     "paired_boot_low": _F, "paired_boot_high": _F,
     "matched": _I, "unmatched_a": _I, "unmatched_b": _I, "loo_min": _F, "loo_max": _F,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from . import reduce_codes, schemas, selection, stats, vocab
+from . import clusters, reduce_codes, schemas, selection, stats, vocab
 from .config import KEY_FIELDS, Config
 from .selection import CELL_ROW_EXCLUDE, cell_rows, subset_filter  # noqa: F401  (re-exported: row selections live there)
 from .vocab import MISSING_PLANNED, CellStatus
@@ -94,6 +94,7 @@ def _cell_record(values: np.ndarray, cs: stats.CellStats, n_rows: int, cfg: Conf
         "valid_n": n,
         "rows": int(n_rows),
         "clusters": cs.clusters,
+        "cluster": cfg.cluster_name,
         "zero_filled_mean": zero,
         "zero_filled_diff": (zero - cs.mean) if (zero is not None and cs.mean is not None) else None,
         "lower_bound": (total + missing * lo) / n_rows if n_rows else None,
@@ -219,10 +220,14 @@ class _CellValues:
         if self.height < 2**31:
             self.base_pos = self.base_pos.astype(np.int32)
         cell_rows_ = rows.lazy().filter(selection.keyed()).filter(selection.in_cells())
-        if coded and view is not None and view.levels("scenario") == list(scenarios):
-            code = view.codes("scenario")[self.base_pos]  # positions in the run's scenario index
+        # each cell row's cluster (config cluster:, by default its scenario) as its position in
+        # the run's cluster index (``scenarios``, the joint bootstrap's): every clustered
+        # number of a cell (CR1, ICC, design effect, bootstrap sums) is by cluster
+        if coded and view is not None and view.levels("cluster") == list(scenarios):
+            code = view.codes("cluster")[self.base_pos]  # positions in the run's cluster index
         else:
-            code = reduce_codes.scenario_codes(cell_rows_.select("scenario").collect().to_series(), scenarios)
+            code = reduce_codes.scenario_codes(
+                cell_rows_.select(clusters.column(rows)).collect().to_series(), scenarios)
         code = code.astype(np.int32, copy=False) if len(scenarios) < 2**31 else code
         self._code = code
         self._rows = rows
@@ -513,7 +518,7 @@ def _flag_rates_coded(view: reduce_codes.KeyedCodes, cfg: Config) -> list[dict[s
             & flags["present"].to_numpy())
     flagged_rows = flags["flagged"].to_numpy()
     variants, levels = view.codes("variant"), view.levels("variant")
-    scen = view.codes("scenario")
+    scen = view.codes("cluster")  # per-cluster counts: the rate's clustered interval
     out = []
     for subset in [None, *cfg.subsets]:
         sel = base if subset is None else base & view.subset_mask(subset)
@@ -530,12 +535,13 @@ def _flag_rates_coded(view: reduce_codes.KeyedCodes, cfg: Config) -> list[dict[s
 def _flag_rates_rows(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
     subset_cols = [f for spec in cfg.subsets.values() for f in spec]
     base = (rows.lazy().filter(selection.in_cells() & pl.col("flags_present") & ~pl.col("bucket").is_in(["conflict"]))
-            .select(list(dict.fromkeys(["variant", "scenario", "flags", *subset_cols]))).collect())
+            .select(list(dict.fromkeys(["variant", "flags", *subset_cols])) + [pl.col(clusters.column(rows))
+                                                                              .alias("__cluster")]).collect())
     out = []
     for subset in [None, *cfg.subsets]:
         sub = base.filter(subset_filter(cfg, subset))
-        agg = sub.group_by("variant", "scenario").agg(
-            (pl.col("flags").list.len() > 0).sum().alias("flagged"), pl.len().alias("n")).sort("variant", "scenario")
+        agg = sub.group_by("variant", "__cluster").agg(
+            (pl.col("flags").list.len() > 0).sum().alias("flagged"), pl.len().alias("n")).sort("variant", "__cluster")
         for (variant,), g in sorted(agg.partition_by(["variant"], as_dict=True).items()):
             out.append(_flag_record(variant, subset, g["flagged"].to_numpy(), g["n"].to_numpy(), cfg))
     return out
@@ -582,7 +588,8 @@ def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     subset_cols = [f for spec in cfg.subsets.values() for f in spec]
     base = (rows.lazy().filter(selection.in_cells() & (pl.col("bucket") != "conflict"))
             .with_columns(expr.alias("__pass")).filter(pl.col("__pass").is_not_null())
-            .select(list(dict.fromkeys(["variant", "scenario", "judge", "__pass", *subset_cols]))).collect())
+            .select(list(dict.fromkeys(["variant", "scenario", "judge", "__pass", *subset_cols]))
+                    + [pl.col(clusters.column(rows)).alias("__cluster")]).collect())
     k = cfg.pass_k
     out = []
     for subset in [None, *cfg.subsets]:
@@ -590,8 +597,8 @@ def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
         for (variant,), g in sorted(sub.partition_by(["variant"], as_dict=True).items()):
             passes, n = int(g["__pass"].sum()), g.height
             lo, hi = stats.wilson_interval(passes, n, cfg.confidence)
-            per_sc = (g.group_by("scenario").agg(pl.col("__pass").sum().alias("c"), pl.len().alias("n"))
-                      .sort("scenario"))
+            per_sc = (g.group_by("__cluster").agg(pl.col("__pass").sum().alias("c"), pl.len().alias("n"))
+                      .sort("__cluster"))
             clo, chi, _ = stats.clustered_proportion(per_sc["c"].to_numpy(), per_sc["n"].to_numpy(),
                                                      cfg.confidence)
             phk = phk_lo = phk_hi = None
@@ -599,7 +606,8 @@ def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
             short_list: list[str] = []
             if k is not None:
                 per = g.group_by("scenario", "judge").agg(pl.col("__pass").sum().alias("c"),
-                                                          pl.len().alias("n")).sort("scenario", "judge")
+                                                          pl.len().alias("n"),
+                                                          pl.col("__cluster").first()).sort("scenario", "judge")
                 full = per.filter(pl.col("n") >= k)
                 lacking = per.filter(pl.col("n") < k)
                 short = lacking.height
@@ -608,7 +616,7 @@ def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
                 if full.height:
                     vals = stats.pass_hat_k(full["c"].to_numpy(), full["n"].to_numpy(), k)
                     phk = float(vals.mean())
-                    sc = full["scenario"].to_numpy()
+                    sc = full["__cluster"].to_numpy()  # items are clustered by their cluster
                     g_n = len(set(sc.tolist()))
                     tl, th = stats.t_interval(phk, stats.clustered_se(vals, sc), g_n - 1, cfg.confidence)
                     if tl is not None:
@@ -675,7 +683,8 @@ def gate(card: pl.DataFrame, cfg: Config, passes: pl.DataFrame | None = None) ->
         if r["valid_n"] < cfg.min_valid_n:
             why.append(f"{r['valid_n']} valid < {cfg.min_valid_n} preregistered")
         if r["clusters"] < cfg.min_clusters:
-            why.append(f"{r['clusters']} scenarios < {cfg.min_clusters} preregistered")
+            unit = "scenarios" if cfg.cluster is None else f"clusters ({cfg.cluster_name})"
+            why.append(f"{r['clusters']} {unit} < {cfg.min_clusters} preregistered")
         failing.append({"variant": r["variant"], "valid_n": r["valid_n"], "rows": r["rows"],
                         "clusters": r["clusters"], "status": r["status"], "why": "; ".join(why)})
     pass_failing = []
@@ -686,7 +695,8 @@ def gate(card: pl.DataFrame, cfg: Config, passes: pl.DataFrame | None = None) ->
                 "variant": r["variant"], "ci_low": r["ci_low"], "rate": r["rate"],
                 "passes": r["passes"], "n": r["n"],
                 "why": (f"pass rate lower bound {r['ci_low']:.3f} < {cfg.pass_gate:g} "
-                        f"({r['passes']}/{r['n']} passed; scenario-clustered interval)"
+                        f"({r['passes']}/{r['n']} passed; "
+                        f"{'scenario' if cfg.cluster is None else cfg.cluster_name}-clustered interval)"
                         if r["ci_low"] is not None else "no pass-rate interval")})
     return {"passed": not failing and not pass_failing, "min_valid_n": cfg.min_valid_n,
             "min_clusters": cfg.min_clusters, "field": cfg.headline, "failing": failing,

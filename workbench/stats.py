@@ -66,6 +66,7 @@ __all__ = [
     "leave_one_cluster_out_diff",
     "derive_seed",
     "clustered_proportion",
+    "combine_variance_components_clustered",
     "block_permutation_test",
     "block_permutation_asymptotic",
     "PERMUTATION_EXACT_BUDGET",
@@ -2675,6 +2676,35 @@ def combine_variance_components(a: SideComponents, b: SideComponents) -> tuple[f
     numbers: see :func:`side_variance_components`)."""
     _, ia, ib = np.intersect1d(a.scenarios, b.scenarios, assume_unique=True, return_indices=True)
     return _between_within(a.means[ia], a.variances[ia], a.trials[ia], b.means[ib], b.variances[ib], b.trials[ib])
+
+
+def combine_variance_components_clustered(a: SideComponents, b: SideComponents, cluster_of: ArrayLike
+                                          ) -> tuple[float | None, float | None, int, float]:
+    """:func:`combine_variance_components` with scenarios nested in clusters (the unit of
+    independence): the per-scenario contrast D_s and its trial-noise part w_s (as there) are
+    averaged per cluster over its scenarios with both sides' components, D_c = mean_s D_s and
+    w_c = sum_s w_s / m_c^2 (the trial noise of a mean of m_c independent scenario contrasts);
+    then between = max(0, var(D_c) - mean(w_c)), within = mean(w_c), G = clusters. With one
+    scenario per cluster these are :func:`combine_variance_components`' numbers.
+    ``cluster_of``: the cluster code of each scenario code."""
+    _, ia, ib = np.intersect1d(a.scenarios, b.scenarios, assume_unique=True, return_indices=True)
+    if ia.size == 0:
+        return None, None, 0, 0.0
+    cl = np.asarray(cluster_of, dtype=np.int64)[a.scenarios[ia]]
+    d = a.means[ia] - b.means[ib]
+    w = a.variances[ia] / a.trials[ia] + b.variances[ib] / b.trials[ib]
+    trials = (a.trials[ia] + b.trials[ib]) / 2.0
+    u, inv, m = np.unique(cl, return_inverse=True, return_counts=True)
+    inv = inv.reshape(-1)
+    d_c = np.bincount(inv, weights=d, minlength=u.size) / m
+    w_c = np.bincount(inv, weights=w, minlength=u.size) / (m * m)
+    g_n = int(u.size)
+    t0 = float(np.mean(trials))
+    if g_n < 2:
+        return None, None, g_n, t0
+    within = float(np.mean(w_c))
+    between = max(0.0, float(np.var(d_c, ddof=1)) - within)
+    return between, within, g_n, t0
 
 
 # ---------------------------------------------------------------------------

@@ -268,10 +268,19 @@ def _lead_claims(r: Report) -> str:
 
 
 def _lead_methods(r: Report) -> str:
-    n = r.analysis.rows["scenario"].drop_nulls().n_unique() if "scenario" in r.analysis.rows.columns else 0
+    rows = r.analysis.rows
+    n = rows["scenario"].drop_nulls().n_unique() if "scenario" in rows.columns else 0
+    if r.cfg.cluster is None or "cluster" not in rows.columns:
+        return (
+            f"Scenarios are the clusters ({n} in all): every interval and test below is computed on "
+            f"them, at {r.cfg.confidence:.0%} with seed {r.cfg.seed}, so rerunning gives the same numbers."
+        )
+    k = rows["cluster"].drop_nulls().n_unique()
     return (
-        f"Scenarios are the clusters ({n} in all): every interval and test below is computed on "
-        f"them, at {r.cfg.confidence:.0%} with seed {r.cfg.seed}, so rerunning gives the same numbers."
+        f"The clustering unit is {r.cfg.cluster_name} ({k} clusters holding {n} scenarios; config "
+        f"cluster:): every interval and test below treats clusters as independent, while items are "
+        f"matched and deduplicated by scenario; at {r.cfg.confidence:.0%} with seed {r.cfg.seed}, so "
+        "rerunning gives the same numbers."
     )
 
 

@@ -1097,12 +1097,13 @@ def methods_table(r: Report) -> Html:
     cells = pooled_cells(doc)
     offsets = pooled_offsets(doc)
     cs = headline_contrasts(doc)
+    unit = "scenarios" if cfg.cluster is None else f"clusters ({cfg.cluster_name})"
     on = {
         "cluster_t": f"{conf}; pooled {r.headline} cells on {_span([c['clusters'] for c in cells])} "
-        f"scenarios; {len(cs)} contrasts on {_span([int(c['df']) + 1 for c in cs if c.get('df')])} "
-        "scenarios",
+        f"{unit}; {len(cs)} contrasts on {_span([int(c['df']) + 1 for c in cs if c.get('df')])} "
+        f"{unit}",
         "cluster_bootstrap": f"{conf}; {_resamples_text(doc, cfg)}, seed {cfg.seed}; offsets on "
-        f"{_span([o['clusters'] for o in offsets])} scenarios",
+        f"{_span([o['clusters'] for o in offsets])} {unit}",
         "wilson": f"{conf}; per judge x variant cell (denominator: judgments, planned ones "
         "with no row included)",
         "holm": f"alpha {cfg.alpha:g}; {len(cs)} contrasts in the all-scenario family",
@@ -1133,4 +1134,8 @@ def methods_table(r: Report) -> Html:
             rows.append([what, how, on.get(key, "-"), ref])
     return table(["what", "method", "computed on", "reference"], rows,
                  caption="Every interval and test respects the design: judges rate the same "
-                 "items and trials repeat scenarios, so scenarios are the clusters.")
+                 "items and trials repeat scenarios, so scenarios are the clusters."
+                 if cfg.cluster is None else
+                 "Every interval and test respects the design: judges rate the same items, trials "
+                 f"repeat scenarios and scenarios share a {cfg.cluster_name}, so each "
+                 f"{cfg.cluster_name} is one cluster (config cluster:).")
