@@ -14,32 +14,7 @@ from scipy import stats as sps
 
 from workbench import stats as st
 
-
-def dense_cr2(y: np.ndarray, x: np.ndarray, clusters: np.ndarray, c: np.ndarray) -> tuple[float, float]:
-    """(se of c'beta, BM df) by the matrices of P&T 2018 eq. 5 and Theorem 2 (Phi = I):
-    V = (X'X)^-1 sum_g X_g' A_g e_g e_g' A_g X_g (X'X)^-1, A_g = (I - H_gg)^{-1/2};
-    p_g = cluster-g block of A_g X_g (X'X)^-1 c, q_g = (I - H) p_g,
-    df = (sum_g q_g'q_g)^2 / sum_{g,h} (q_g'q_h)^2."""
-    n = y.size
-    xtxi = np.linalg.inv(x.T @ x)
-    h = x @ xtxi @ x.T
-    m = np.eye(n) - h
-    e = m @ y
-    meat = np.zeros((x.shape[1], x.shape[1]))
-    ps = []
-    for g in np.unique(clusters):
-        idx = np.flatnonzero(clusters == g)
-        w, u = np.linalg.eigh(np.eye(idx.size) - h[np.ix_(idx, idx)])
-        a = u @ np.diag(w ** -0.5) @ u.T
-        s = x[idx].T @ a @ e[idx]
-        meat += np.outer(s, s)
-        p = np.zeros(n)
-        p[idx] = a @ x[idx] @ xtxi @ c
-        ps.append(p)
-    v = xtxi @ meat @ xtxi
-    q = np.array([m @ p for p in ps])
-    gram = q @ q.T
-    return float(np.sqrt(c @ v @ c)), float(np.trace(gram) ** 2 / np.sum(gram * gram))
+from cr2_reference import dense_cr2
 
 
 def _unbalanced(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
