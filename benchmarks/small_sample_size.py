@@ -140,6 +140,61 @@ def main() -> None:
     elif args.what == "contrast":
         for miss_sd, eff_sd in ((1.0, 0.3), (1.5, 0.5)):
             run_contrast(args.sets, miss_sd, eff_sd)
+    else:
+        run_passk(args.sets)
+
+
+
+# --------------------------------------------------------------------------- pass^k
+
+
+def passk_truth(mu: float, sd: float, k: int) -> float:
+    """E[p^k] for p = expit(mu + z), z ~ N(0, sd^2): Gauss-Hermite quadrature (80 nodes)."""
+    x, w = np.polynomial.hermite_e.hermegauss(80)
+    p = 1.0 / (1.0 + np.exp(-(mu + sd * x)))
+    return float(np.sum(w * p ** k) / np.sum(w))
+
+
+def passk_set(rng: np.random.Generator, g: int, judges: int, trials: int, mu: float, sd_s: float, sd_j: float,
+              miss: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per (scenario, judge) item: passes c, outcomes n (rows missing at rate ``miss`` are
+    neither), scenario label. Pass probability expit(mu + u_s + v_sj)."""
+    u = rng.normal(0.0, sd_s, (g, 1))
+    v = rng.normal(0.0, sd_j, (g, judges))
+    p = 1.0 / (1.0 + np.exp(-(mu + u + v)))
+    out = rng.random((g, judges, trials)) < p[..., None]
+    seen = rng.random((g, judges, trials)) >= miss
+    c = (out & seen).sum(axis=2).ravel()
+    n = seen.sum(axis=2).ravel()
+    sc = np.repeat(np.arange(g), judges)
+    return c, n, sc
+
+
+def run_passk(sets: int, settings: tuple[tuple[float, float, float], ...] = ((0.6, 1.5, 0.5), (1.8, 1.5, 0.5),
+                                                                          (-0.6, 1.5, 0.5), (0.6, 2.5, 0.5)),
+              k: int = 2) -> None:
+    methods = ("old", *stats.PASS_K_METHODS)
+    for mu, sd_s, sd_j in settings:
+        truth = passk_truth(mu, math.hypot(sd_s, sd_j), k)
+        print(f"\npass^{k} coverage (nominal 95%), {sets} sets per point; logit mu {mu}, scenario sd {sd_s}, "
+              f"judge-within sd {sd_j}: true pass^{k} = {truth:.3f}; 2 judges x 3 trials, 15% missing")
+        print(f"{'G':>3} | " + " | ".join(f"{m:>22}" for m in methods))
+        for g in (3, 5, 9, 20):
+            rng = np.random.default_rng(stats.derive_seed(SEED, "passk", g, mu, sd_s, sd_j) % 2**32)
+            hits: dict[str, list[bool]] = {m: [] for m in methods}
+            width: dict[str, list[float]] = {m: [] for m in methods}
+            for _ in range(sets):
+                c, n, sc = passk_set(rng, g, 2, 3, mu, sd_s, sd_j, 0.15)
+                keep = n >= k
+                if not keep.any():
+                    continue
+                for m in methods:
+                    r = stats.pass_k_interval(c[keep], n[keep], sc[keep], k, 0.95,
+                                              method="cluster_t_clipped" if m == "old" else m)
+                    if r.ci_low is not None:
+                        hits[m].append(r.ci_low <= truth <= r.ci_high)
+                        width[m].append(r.ci_high - r.ci_low)
+            print(f"{g:>3} | " + " | ".join(f"{_rate_text(hits[m])} w{np.mean(width[m]):.2f}" for m in methods))
 
 
 if __name__ == "__main__":

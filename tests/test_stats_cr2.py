@@ -132,3 +132,45 @@ def test_cr2_undefined_is_null() -> None:
     # zero variance: se 0, no p (t undefined), interval collapses to the point
     z = st.cluster_mean_cr2([2.0, 2.0, 2.0], ["a", "b", "b"])
     assert z.se == 0.0 and z.p_value is None and z.ci_low == z.ci_high == 2.0
+
+
+# --------------------------------------------------------------------------- pass^k interval
+
+
+def test_pass_k_interval_by_hand() -> None:
+    """Items (c passes of n): s0 (3/3, 2/3), s1 (1/3, 3/3), s2 (0/3, 2/2); k = 2.
+    Per item C(c,2)/C(n,2): 1, 1/3 | 0, 1 | 0, 1 -> p = (1 + 1/3 + 0 + 1 + 0 + 1)/6 = 5/9.
+    Residuals per scenario: s0 4/3 - 10/9 = 2/9, s1 1 - 10/9 = -1/9, s2 -1/9; CR1 var (K = 1)
+    = 3/2 * (4 + 1 + 1)/81 / 36 = 1/324; binomial var p(1-p)/6 = 20/486 -> deff = 0.075, floored
+    at G/m = 1/2; n_eff = 6 / 0.5 * (z / t_2)^2, Wilson on (p n_eff, n_eff)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    c, n, sc = [3, 2, 1, 3, 0, 2], [3, 3, 3, 3, 3, 2], ["s0", "s0", "s1", "s1", "s2", "s2"]
+    r = st.pass_k_interval(c, n, sc, 2)
+    assert r.estimate == pytest.approx(5 / 9) and (r.items, r.clusters) == (6, 3)
+    ne = 6 / 0.5 * (sps.norm.ppf(0.975) / sps.t.ppf(0.975, 2)) ** 2
+    lo, hi = proportion_confint(5 / 9 * ne, ne, alpha=0.05, method="wilson")
+    assert (r.ci_low, r.ci_high) == (pytest.approx(lo), pytest.approx(hi))
+    assert r.method == "wilson_design_effect_t" == st.PASS_K_METHOD
+    old = st.pass_k_interval(c, n, sc, 2, method="cluster_t_clipped")
+    half = sps.t.ppf(0.975, 2) * np.sqrt(1 / 324)
+    assert (old.ci_low, old.ci_high) == (pytest.approx(5 / 9 - half), pytest.approx(min(1.0, 5 / 9 + half)))
+    means = st.pass_k_interval(c, n, sc, 2, method="scenario_means_t_clipped")
+    sm_ = np.array([2 / 3, 1 / 2, 1 / 2])
+    h2 = sps.t.ppf(0.975, 2) * np.std(sm_, ddof=1) / np.sqrt(3)
+    assert (means.ci_low, means.ci_high) == (pytest.approx(sm_.mean() - h2), pytest.approx(sm_.mean() + h2))
+
+
+def test_pass_k_interval_all_pass_is_not_a_point() -> None:
+    """3 of 3 scenarios all passing: the t interval collapses to [1, 1]; the headline keeps a
+    lower bound below 1 (deff 1, Wilson on n (z/t_2)^2)."""
+    r = st.pass_k_interval([3] * 6, [3] * 6, [0, 0, 1, 1, 2, 2], 2)
+    old = st.pass_k_interval([3] * 6, [3] * 6, [0, 0, 1, 1, 2, 2], 2, method="cluster_t_clipped")
+    assert (old.ci_low, old.ci_high) == (1.0, 1.0)
+    ne = 6 * (sps.norm.ppf(0.975) / sps.t.ppf(0.975, 2)) ** 2
+    z = sps.norm.ppf(0.975)
+    assert r.ci_high == 1.0 and r.ci_low == pytest.approx(ne / (ne + z * z))  # Wilson at p = 1
+    one = st.pass_k_interval([1, 2], [2, 2], ["s", "s"], 1)
+    assert one.estimate == 0.75 and (one.ci_low, one.ci_high) == (None, None)
+    with pytest.raises(ValueError, match="unknown pass"):
+        st.pass_k_interval([1], [2], ["s"], 1, method="nope")

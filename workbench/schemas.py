@@ -212,7 +212,8 @@ FLAG_RATES = Schema("flag_rates", {"variant": _S, "subset": _S, "flagged": _I, *
 
 PASS_RATES = Schema("pass_rates", {
     "variant": _S, "subset": _S, "passes": _I, **_RATE,
-    "pass_hat_k": _F, "pass_hat_k_ci_low": _F, "pass_hat_k_ci_high": _F, "k": _I,
+    "pass_hat_k": _F, "pass_hat_k_ci_low": _F, "pass_hat_k_ci_high": _F, "pass_hat_k_ci_method": _S,
+    "pass_hat_k_cr1_ci_low": _F, "pass_hat_k_cr1_ci_high": _F, "k": _I,
     "units_with_k": _I, "units_short": _I, "units_short_list": _LS,
     "gate_threshold": _F, "gate_pass": _B,
 })
