@@ -207,7 +207,8 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
                              "on the same scenarios do not deliver it: see scenarios_needed"),
         "power_now": plan["power_now"], "scenarios_needed": plan["scenarios_needed"],
         "trials_per_scenario": t0 or None, "trials_needed": plan["trials_needed"],
-        "trials_ceiling_power": plan["trials_ceiling_power"], "power_statement": plan["statement"],
+        "trials_ceiling_power": plan["trials_ceiling_power"], "power_monotone": plan["power_monotone"],
+        "power_statement": plan["statement"],
         "between_scenario_var": bv, "within_scenario_var": wv,
     }
     boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)

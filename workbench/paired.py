@@ -704,7 +704,8 @@ def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset:
                              "on the same scenarios do not deliver it: see scenarios_needed"),
         "power_now": plan["power_now"], "scenarios_needed": plan["scenarios_needed"],
         "trials_per_scenario": t0 or None, "trials_needed": plan["trials_needed"],
-        "trials_ceiling_power": plan["trials_ceiling_power"], "power_statement": plan["statement"],
+        "trials_ceiling_power": plan["trials_ceiling_power"], "power_monotone": plan["power_monotone"],
+        "power_statement": plan["statement"],
         "between_scenario_var": bv, "within_scenario_var": wv,
     }
     where = f"{a}-{b}/{fld}/{subset or ''}/{judge or ''}"

@@ -280,7 +280,7 @@ PAIRED_CONTRASTS = Schema("contrasts", {
     "pairing_correlation": _F, "pairing_spearman": _F, "design_effect": _F, "sd": _F,
     "n_needed_paired": _B, "mde": _F, "mde_paired": _F, "target_effect": _F, "n_needed": _I,
     "n_needed_assumes": _S, "power_now": _F, "scenarios_needed": _I, "trials_per_scenario": _F,
-    "trials_needed": _I, "trials_ceiling_power": _F, "power_statement": _S,
+    "trials_needed": _I, "trials_ceiling_power": _F, "power_monotone": _B, "power_statement": _S,
     "between_scenario_var": _F, "within_scenario_var": _F,
     "p_holm": _F, "higher": _S, "holm_significant": _B, "underpowered": _B,
 })

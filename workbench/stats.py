@@ -2515,13 +2515,23 @@ def power_t(effect: float, se: float, df: float, alpha: float = 0.05) -> float:
     """Power of a two-sided t test of size ``alpha`` when the true effect is ``effect``.
 
     Noncentral t (``scipy.stats.nct``) with noncentrality effect / se and ``df`` degrees of
-    freedom: P(|T| > t_{1-alpha/2, df}).
+    freedom: P(|T| > t_{1-alpha/2, df}) = sf(c; nc) + sf(c; -nc), the lower tail
+    P(T < -c; nc) written as the upper tail of the mirrored distribution. The direct form
+    ``nct.cdf(-c, df, nc)`` is NaN in scipy 1.17 for noncentralities above about 7.6 at every
+    df (a third of a 0-40 grid): a NaN power compared as "below target", and the sample-size
+    searches walked past the answer (``trials_needed`` 96 became 789). The mirrored form is
+    finite and non-decreasing in nc on that grid (df 1 to 10^5), equal to the direct form to
+    6e-16 where both exist; a non-finite value would fall back to the normal approximation.
     """
     if se <= 0:
         return 1.0 if effect != 0 else alpha
     crit = _t_ppf(1.0 - alpha / 2.0, df)  # float(t.ppf), remembered (the same number)
     nc = abs(effect) / se
-    return float(_sps.nct.sf(crit, df, nc) + _sps.nct.cdf(-crit, df, nc))
+    p = float(_sps.nct.sf(crit, df, nc) + _sps.nct.sf(crit, df, -nc))
+    if not math.isfinite(p):
+        z = _norm_ppf(1.0 - alpha / 2.0)
+        p = float(_sps.norm.sf(z - nc) + _sps.norm.cdf(-z - nc))
+    return min(max(p, 0.0), 1.0)
 
 
 def cluster_power_plan(
@@ -2549,10 +2559,14 @@ def cluster_power_plan(
       adding trials alone can reach);
     * ``trials_needed``: trials per scenario x variant reaching ``power`` at the current G,
       or None when the ceiling is below ``power`` (then more trials cannot get there);
+    * ``power_monotone``: whether the power the searches evaluated was non-decreasing in
+      scenarios (at the current trials) and in trials (at the current scenarios); the
+      searches (doubling, then bisection) find the smallest n only when it is. It is in
+      theory; False names a numerical failure, and the statement says so;
     * ``statement``: one plain sentence saying which.
     """
     out: dict[str, Any] = {"power_now": None, "scenarios_needed": None, "trials_ceiling_power": None,
-                           "trials_needed": None, "statement": None}
+                           "trials_needed": None, "power_monotone": None, "statement": None}
     if (between_var is None or within_var is None or effect is None or effect <= 0
             or clusters < 2 or trials <= 0):
         return out
@@ -2592,6 +2606,7 @@ def cluster_power_plan(
             else:
                 t_lo = mid + 1
         out["trials_needed"] = int(t_hi)
+    out["power_monotone"] = _monotone_visits(seen, clusters, trials)
     g_text = (f"{out['scenarios_needed']} scenarios" if out["scenarios_needed"] is not None
               else f"more than {max_clusters} scenarios")
     if out["power_now"] >= power:
@@ -2602,7 +2617,17 @@ def cluster_power_plan(
     else:
         out["statement"] = (f"more trials cannot get there: with {clusters} scenarios the ceiling is "
                             f"{ceiling:.0%} power; you need {g_text}")
+    if not out["power_monotone"]:
+        out["statement"] += " (power was not monotone where searched: these may not be the smallest)"
     return out
+
+
+def _monotone_visits(seen: dict[tuple[int, float], float], clusters: int, trials: float) -> bool:
+    """Whether the powers the plan's searches evaluated rise with scenarios at the current
+    trials and with trials at the current scenarios (the condition for bisection)."""
+    by_g = [seen[k] for k in sorted(k for k in seen if k[1] == trials)]
+    by_t = [seen[k] for k in sorted((k for k in seen if k[0] == clusters), key=lambda k: k[1])]
+    return all(b >= a - 1e-12 for seq in (by_g, by_t) for a, b in zip(seq, seq[1:], strict=False))
 
 
 def pass_hat_k(passes: ArrayLike, outcomes: ArrayLike, k: int) -> NDArray[np.float64]:
