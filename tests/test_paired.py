@@ -19,13 +19,13 @@ import numpy as np
 import polars as pl
 import pytest
 import statsmodels.api as sm
+from cr2_reference import dense_diff, dense_mean
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
 import workbench as wb
-from cr2_reference import dense_diff, dense_mean
 
 paired = importlib.import_module("workbench.paired")
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from cr2_reference import dense_cr2
 from scipy import stats as sps
 
 from workbench import stats as st
-
-from cr2_reference import dense_cr2
 
 
 def _unbalanced(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

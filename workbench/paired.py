@@ -476,7 +476,8 @@ def judge_offsets(rows: pl.DataFrame, cfg: Config,
     ``se`` its standard error), ``p`` its two-sided p-value: its size holds when scenarios
     keep unequal numbers of pairs, where the CR1 with G - 1 df rejected too often. The CR1
     beside it: ``cr1_ci_*``, ``cr1_p``, ``cr1_se``, ``cr1_df`` = G - 1 (``cr1_method``
-    ``cluster_t``; ``clustered_ci_*`` repeats ``cr1_ci_*``), and ``p_sign_flip`` the sign-flip randomization p over scenarios
+    ``cluster_t``; ``clustered_ci_*`` repeats ``cr1_ci_*``), and ``p_sign_flip`` the sign-flip
+    randomization p over scenarios
     (:func:`workbench.stats.sign_flip`, ``sign_flip_method``: ``exact``, all 2^G patterns
     when G <= 12; ``monte_carlo``, ``sign_flip_resamples`` random ones, the run's resample
     count under ``bootstrap.budget``; ``asymptotic``, the normal form of the same
