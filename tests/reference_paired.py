@@ -67,12 +67,16 @@ def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: s
         from scipy import stats as _sps
 
         p_cl = float(2.0 * _sps.t.sf(abs(ps.mean / ps.se_clustered), ps.df_clustered))
+    cr2 = stats.cluster_mean_cr2(d, sc, cfg.confidence)  # the headline since issue 24
     rec = {
         "judge_a": ja, "judge_b": jb, "variant": variant, "subset": subset, "field": fld,
         "pairs": ps.n, "clusters": ps.clusters, "cluster": cfg.cluster_name, "only_a": only_a, "only_b": only_b,
-        "mean_diff": ps.mean, "ci_low": ps.ci_low_clustered, "ci_high": ps.ci_high_clustered,
-        "ci_method": "cluster_t" if ps.ci_low_clustered is not None else None,
-        "p": p_cl, "p_method": "cluster_t" if p_cl is not None else None,
+        "mean_diff": ps.mean, "ci_low": cr2.ci_low, "ci_high": cr2.ci_high,
+        "ci_method": "cluster_cr2_bm" if cr2.ci_low is not None else None,
+        "p": cr2.p_value, "p_method": "cluster_cr2_bm" if cr2.p_value is not None else None,
+        "se": cr2.se, "df": cr2.df, "cr1_se": ps.se_clustered, "cr1_df": ps.df_clustered,
+        "cr1_ci_low": ps.ci_low_clustered, "cr1_ci_high": ps.ci_high_clustered, "cr1_p": p_cl,
+        "cr1_method": "cluster_t" if ps.ci_low_clustered is not None else None,
         "p_sign_flip": stats.sign_flip_test(d, sc, flips, stats.derive_seed(
             cfg.seed, "sign_flip", ja, jb, variant, subset, fld)) if ps.n else None,
         "sign_flip_method": None,
@@ -192,6 +196,7 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
     xa, ca = va[fld].to_numpy(), _clusters(rows, va["scenario"].to_numpy())
     xb, cb = vb[fld].to_numpy(), _clusters(rows, vb["scenario"].to_numpy())
     ds = stats.diff_clustered(xa, ca, xb, cb, cfg.confidence)
+    d2 = stats.diff_cr2(xa, ca, xb, cb, cfg.confidence)  # the headline since issue 24
     m, unit = matched_units(scope, a, b, fld, cfg.trials_matched)
     m_cl = _clusters(rows, m["scenario"].to_numpy())
     ps = stats.paired_summary(m["diff"].to_numpy(), m_cl, cfg.confidence, bootstrap=False)
@@ -216,14 +221,19 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
         "a": a, "b": b, "field": fld, "subset": subset, "judge": judge,
         "mean_a": float(xa.mean()) if xa.size else None, "valid_n_a": int(xa.size),
         "mean_b": float(xb.mean()) if xb.size else None, "valid_n_b": int(xb.size),
-        "diff": ds.diff, "se": ds.se, "df": ds.df, "ci_low": ds.ci_low, "ci_high": ds.ci_high, "p": ds.p_value,
+        "diff": ds.diff, "se": d2.se, "df": d2.df, "ci_low": d2.ci_low, "ci_high": d2.ci_high, "p": d2.p_value,
+        "ci_method": "cluster_cr2_bm" if d2.ci_low is not None else None,
+        "cr1_se": ds.se, "cr1_df": ds.df, "cr1_ci_low": ds.ci_low, "cr1_ci_high": ds.ci_high, "cr1_p": ds.p_value,
+        "cr1_method": "cluster_t" if ds.ci_low is not None else None,
         "boot_low": None, "boot_high": None,
         "cluster": cfg.cluster_name, "clusters": ds.clusters, "paired_clusters": ps.clusters,
         "paired_unit": unit, "paired_diff": ps.mean,
-        "paired_ci_low": ps.ci_low_clustered if ps.ci_low_clustered is not None else ps.ci_low,
-        "paired_ci_high": ps.ci_high_clustered if ps.ci_high_clustered is not None else ps.ci_high,
-        "paired_ci_method": ("cluster_t" if ps.ci_low_clustered is not None
+        "paired_ci_low": ps.ci_low_cr2 if ps.ci_low_cr2 is not None else ps.ci_low,
+        "paired_ci_high": ps.ci_high_cr2 if ps.ci_high_cr2 is not None else ps.ci_high,
+        "paired_ci_method": ("cluster_cr2_bm" if ps.ci_low_cr2 is not None
                              else "paired_t" if ps.ci_low is not None else None),
+        "paired_df": ps.df_cr2 if ps.ci_low_cr2 is not None else ps.df,
+        "paired_cr1_ci_low": ps.ci_low_clustered, "paired_cr1_ci_high": ps.ci_high_clustered,
         "paired_boot_low": None, "paired_boot_high": None,
         "matched": ps.n,
         "unmatched_a": va.select(key).unique().join(matched_keys, on=key, how="anti").height,
@@ -231,18 +241,19 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
         "loo_min": loo_min, "loo_max": loo_max,
         "pairing_correlation": power["rho_pearson"], "pairing_spearman": power["rho_spearman"],
         "design_effect": power["deff"], "sd": power["sd"], "n_needed_paired": power["paired"],
-        "mde": stats.mde(ds.se, ds.df, cfg.alpha, cfg.power) if ds.se is not None else None,
+        "mde": stats.mde(d2.se, d2.df, cfg.alpha, cfg.power) if d2.se is not None else None,
         # the same for the paired estimate: its clustered SE already carries the pairing
         # correlation and the clustering of matched units within scenarios
-        "mde_paired": (stats.mde(ps.se_clustered, ps.df_clustered, cfg.alpha, cfg.power)
-                       if ps.se_clustered is not None else None),
+        "mde_paired": (stats.mde(ps.se_cr2, ps.df_cr2, cfg.alpha, cfg.power)
+                       if ps.se_cr2 is not None else None),
         "target_effect": cfg.target_effect, "n_needed": n_need,
         "n_needed_assumes": ("valid n per side (pairs when n_needed_paired) with the extra values as "
                              "independent as new scenarios at the current design effect; more trials "
                              "on the same scenarios do not deliver it: see scenarios_needed"),
         "power_now": plan["power_now"], "scenarios_needed": plan["scenarios_needed"],
         "trials_per_scenario": t0 or None, "trials_needed": plan["trials_needed"],
-        "trials_ceiling_power": plan["trials_ceiling_power"], "power_statement": plan["statement"],
+        "trials_ceiling_power": plan["trials_ceiling_power"], "power_monotone": plan["power_monotone"],
+        "power_statement": plan["statement"],
         "between_scenario_var": bv, "within_scenario_var": wv,
     }
     boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from cr2_reference import dense_diff
 from scipy.stats import fisher_exact
 
 from workbench import check, cli, pipeline, schemas, stats
@@ -142,15 +143,17 @@ def printed(x: float) -> str:
 
 def clustered_ci(rows: list[dict[str, Any]], a: str, b: str, field: str = "overall"
                  ) -> tuple[float, float, float]:
-    """Difference of valid means a - b with the CR1 clustered t interval, via statsmodels."""
+    """Difference of valid means a - b with the headline interval: CR2 with Bell-McCaffrey df
+    (issue 24), by the dense matrices of Pustejovsky & Tipton 2018 (tests/cr2_reference.py);
+    the point estimate is statsmodels' OLS coefficient."""
     ra = [r for r in pick(rows, a) if usable(r, field)]
     rb = [r for r in pick(rows, b) if usable(r, field)]
     y = np.array([r[field] for r in ra + rb], dtype=float)
     x = sm.add_constant(np.array([0.0] * len(ra) + [1.0] * len(rb)))
-    groups = np.unique([r["scenario"] for r in ra + rb], return_inverse=True)[1]
-    fit = sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
-    lo, hi = fit.conf_int(0.05)[1]
-    return -float(fit.params[1]), -float(hi), -float(lo)
+    fit = sm.OLS(y, x).fit()
+    want = dense_diff([r[field] for r in ra], [r["scenario"] for r in ra],
+                      [r[field] for r in rb], [r["scenario"] for r in rb])
+    return -float(fit.params[1]), float(want["ci_low"]), float(want["ci_high"])
 
 
 # --------------------------------------------------------------------------- (a) silent-zero card

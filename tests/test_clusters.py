@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from cr2_reference import dense_diff, dense_mean
 from test_real_data import NATIVE, require_real_data
 
 from workbench import cli, pipeline, reduce, stats
@@ -119,8 +120,12 @@ def test_mt_bench_cell_contrast_and_paired_se_are_cr1_on_question_clusters(tmp_p
     q = np.array([r["question_id"] for r in rows])
     fit_c = _ols_cluster(y, np.column_stack([np.ones_like(y), isa]), q)
     assert c["diff"] == pytest.approx(float(fit_c.params[1]), rel=1e-12)
-    assert c["se"] == pytest.approx(float(fit_c.bse[1]), rel=1e-12)
-    assert c["cluster"] == "question_id" and c["clusters"] == 10 and c["df"] == 9
+    assert c["cr1_se"] == pytest.approx(float(fit_c.bse[1]), rel=1e-12)
+    assert c["cluster"] == "question_id" and c["clusters"] == 10 and c["cr1_df"] == 9
+    # the headline: CR2 with Bell-McCaffrey df on question clusters (the dense P&T reference)
+    qa = np.array([r["question_id"] for r in rows if r["model"] == "m2"])
+    ref = dense_diff(y1, q1, np.array([r["score"] for r in rows if r["model"] == "m2"], dtype=float), qa)
+    assert (c["se"], c["df"]) == (pytest.approx(ref["se"], rel=1e-10), pytest.approx(ref["df"], rel=1e-10))
     # paired: one matched unit per (question, turn): d clustered by question
     by = {(r["model"], r["question_id"], r["turn"]): r["score"] for r in rows}
     keys = sorted({(qq, tt) for _, qq, tt in by})
@@ -128,7 +133,9 @@ def test_mt_bench_cell_contrast_and_paired_se_are_cr1_on_question_clusters(tmp_p
     fit_p = _ols_cluster(d, np.ones((d.size, 1)), np.array([qq for qq, _ in keys]))
     half = (c["paired_ci_high"] - c["paired_ci_low"]) / 2
     assert c["matched"] == 20 and c["paired_clusters"] == 10
-    assert half == pytest.approx(t * float(fit_p.bse[0]), rel=1e-10)
+    assert (c["paired_cr1_ci_high"] - c["paired_cr1_ci_low"]) / 2 == pytest.approx(t * float(fit_p.bse[0]), rel=1e-10)
+    ref_p = dense_mean(d, np.array([qq for qq, _ in keys]))
+    assert half == pytest.approx(ref_p["ci_high"] - ref_p["estimate"], rel=1e-10)
     # the joint bootstrap draws question weights: the cell's interval from the same weights
     boot = a.doc["bootstrap"]
     assert (boot["clusters"], boot["scenarios"], boot["cluster"]) == (10, 20, "question_id")

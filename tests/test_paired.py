@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 import pytest
 import statsmodels.api as sm
+from cr2_reference import dense_diff, dense_mean
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 from scipy import stats as sps
@@ -216,8 +217,15 @@ def test_judge_offsets_match_naive_loops(offsets: dict[str, Any]) -> None:
         assert rec["kappa_quadratic"] == pytest.approx(naive_kappa_quadratic(a, b)), where
         assert rec["krippendorff_alpha"] == pytest.approx(naive_alpha_interval(a, b)), where
         assert rec["spearman"] == pytest.approx(sps.spearmanr(a, b).statistic), where
-        assert rec["ci_method"] == "cluster_t"  # the headline is the CR1 t(G-1) interval
-        assert (rec["ci_low"], rec["ci_high"]) == (rec["clustered_ci_low"], rec["clustered_ci_high"])
+        # the headline is CR2 with Bell-McCaffrey df (dense matrices of P&T 2018); CR1 beside
+        assert rec["ci_method"] == rec["p_method"] == "cluster_cr2_bm"
+        want = dense_mean(d, scen_of)
+        for k in ("se", "df", "ci_low", "ci_high", "p"):
+            assert rec[k] == pytest.approx(want[k], rel=1e-9), (where, k)
+        assert (rec["cr1_ci_low"], rec["cr1_ci_high"]) == (rec["clustered_ci_low"], rec["clustered_ci_high"])
+        assert rec["cr1_se"] == pytest.approx(float(fit.bse[0])) and rec["cr1_df"] == len(set(scen_of)) - 1
+        assert rec["cr1_p"] == pytest.approx(2 * sps.t.sf(abs(sum(d) / n / float(fit.bse[0])), len(set(scen_of)) - 1))
+        assert rec["cr1_method"] == "cluster_t"
         assert rec["boot_low"] <= rec["mean_diff"] <= rec["boot_high"]
         assert rec["ci_low"] <= rec["mean_diff"] <= rec["ci_high"]
 
@@ -445,7 +453,10 @@ def test_default_pairing_averages_trials_within_scenario_and_judge(contrast_data
         groups = [u[0] for u in common]
         fit = sm_cluster(d, np.ones(len(d)), groups)
         lo, hi = t_ci(float(d.mean()), float(fit.bse[0]), len(set(groups)) - 1)
-        assert (rec["paired_ci_low"], rec["paired_ci_high"]) == (pytest.approx(lo), pytest.approx(hi))
+        assert (rec["paired_cr1_ci_low"], rec["paired_cr1_ci_high"]) == (pytest.approx(lo), pytest.approx(hi))
+        want = dense_mean(d, groups)
+        assert (rec["paired_ci_low"], rec["paired_ci_high"], rec["paired_df"]) == (
+            pytest.approx(want["ci_low"]), pytest.approx(want["ci_high"]), pytest.approx(want["df"]))
 
 
 def _side(
@@ -471,11 +482,16 @@ def test_unpaired_contrast_matches_statsmodels_cluster_ols(contrast_data: dict[s
         diff, se = -float(fit.params[1]), float(fit.bse[1])
         where = f"{rec['a']}-{rec['b']}/{rec['subset']}"
         assert rec["diff"] == pytest.approx(diff), where
-        assert rec["se"] == pytest.approx(se), where
-        assert rec["df"] == g - 1
+        assert rec["cr1_se"] == pytest.approx(se), where
+        assert rec["cr1_df"] == g - 1 and rec["cr1_method"] == "cluster_t"
         lo, hi = t_ci(diff, se, g - 1)
-        assert (rec["ci_low"], rec["ci_high"]) == (pytest.approx(lo), pytest.approx(hi)), where
-        assert rec["p"] == pytest.approx(2 * sps.t.sf(abs(diff / se), g - 1)), where
+        assert (rec["cr1_ci_low"], rec["cr1_ci_high"]) == (pytest.approx(lo), pytest.approx(hi)), where
+        assert rec["cr1_p"] == pytest.approx(2 * sps.t.sf(abs(diff / se), g - 1)), where
+        # the headline: CR2 with Bell-McCaffrey df, by the dense matrices of P&T 2018
+        want = dense_diff(ya, [k[0] for k in sa], yb, [k[0] for k in sb])
+        assert rec["ci_method"] == "cluster_cr2_bm", where
+        for k in ("se", "df", "ci_low", "ci_high", "p"):
+            assert rec[k] == pytest.approx(want[k], rel=1e-9), (where, k)
 
 
 def test_paired_contrast_on_matched_units_matches_a_naive_join(
@@ -515,11 +531,14 @@ def test_paired_contrast_on_matched_units_matches_a_naive_join(
         groups = [u[0] for u in d]
         fit = sm_cluster(diffs, np.ones(len(diffs)), groups)
         lo, hi = t_ci(float(diffs.mean()), float(fit.bse[0]), len(set(groups)) - 1)
-        assert rec["paired_ci_method"] == "cluster_t"
-        assert (rec["paired_ci_low"], rec["paired_ci_high"]) == (
+        assert rec["paired_ci_method"] == "cluster_cr2_bm"
+        assert (rec["paired_cr1_ci_low"], rec["paired_cr1_ci_high"]) == (
             pytest.approx(lo),
             pytest.approx(hi),
         ), where
+        want = dense_mean(diffs, groups)
+        assert (rec["paired_ci_low"], rec["paired_ci_high"]) == (
+            pytest.approx(want["ci_low"]), pytest.approx(want["ci_high"])), where
     assert seen_units == {"row", "scenario_mean"}
 
 
@@ -836,10 +855,15 @@ def test_mde_paired_from_an_independent_clustered_se(tmp_path) -> None:
             groups.append(s)
     assert len(diffs) == rec["matched"]
     _, codes = np.unique(np.asarray(groups), return_inverse=True)
+    # the SE and df behind the paired headline: CR2 with Bell-McCaffrey df (dense matrices)
+    ref = dense_mean(diffs, groups)
+    want = (_sps.t.ppf(1 - cfg.alpha / 2, ref["df"]) + _sps.t.ppf(cfg.power, ref["df"])) * ref["se"]
+    assert rec["mde_paired"] == pytest.approx(want, rel=1e-9)
+    # and the CR1 beside it still equals statsmodels
     fit = _sm.OLS(np.asarray(diffs), np.ones(len(diffs))).fit(cov_type="cluster", cov_kwds={"groups": codes})
     g = len(set(groups))
-    want = (_sps.t.ppf(1 - cfg.alpha / 2, g - 1) + _sps.t.ppf(cfg.power, g - 1)) * float(fit.bse[0])
-    assert rec["mde_paired"] == pytest.approx(want, rel=1e-9)
+    lo = float(np.mean(diffs)) - _sps.t.ppf(1 - (1 - cfg.confidence) / 2, g - 1) * float(fit.bse[0])
+    assert rec["paired_cr1_ci_low"] == pytest.approx(lo, rel=1e-9)
 
 
 def test_contrast_confounding_by_fisher_on_the_census_margins() -> None:

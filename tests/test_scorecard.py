@@ -842,7 +842,17 @@ def test_pass_hat_k_by_a_naive_loop(tmp_path: Path) -> None:
                 fit = sm.OLS(vals, np.ones(vals.size)).fit(
                     cov_type="cluster", cov_kwds={"groups": np.arange(vals.size)})
                 lo = vals.mean() - sps.t.ppf(0.975, vals.size - 1) * fit.bse[0]
-                assert rec["pass_hat_k_ci_low"] == pytest.approx(max(0.0, lo))
+                assert rec["pass_hat_k_cr1_ci_low"] == pytest.approx(max(0.0, lo))
+                # headline: Wilson on the design-effect number of items, t(G-1) correction
+                # (Korn & Graubard 1998), here by statsmodels' Wilson on the real count
+                m, p_ = vals.size, float(vals.mean())
+                # one item per scenario here: the floor G/m is 1
+                deff = max(1.0, fit.bse[0] ** 2 / (p_ * (1 - p_) / m)) if 0 < p_ < 1 else 1.0
+                ne = m / deff * (sps.norm.ppf(0.975) / sps.t.ppf(0.975, m - 1)) ** 2
+                wl, wh = proportion_confint(p_ * ne, ne, alpha=0.05, method="wilson")
+                assert rec["pass_hat_k_ci_method"] == "wilson_design_effect_t"
+                assert (rec["pass_hat_k_ci_low"], rec["pass_hat_k_ci_high"]) == (
+                    pytest.approx(wl if p_ > 0 else 0.0), pytest.approx(wh if p_ < 1 else 1.0))
     # pass^k never exceeds pass^(k-1) on the same rows
     cfg2 = cfg.with_overrides(pass_k=2)
     two = {(r["variant"], r["subset"]): r for r in sc.pass_rates(rows, cfg2).to_dicts()}

@@ -450,11 +450,6 @@ def _offset_from(scope: _Scope, cfg: Config, ja: str, jb: str, variant: str | No
     a, b, sc, only_a, only_b = _offset_pairs(scope, ja, jb, variant)
     d = a - b
     ps = stats.paired_summary(d, sc, cfg.confidence, bootstrap=False)
-    p_cl = None
-    if ps.se_clustered is not None and ps.se_clustered > 0 and ps.df_clustered is not None:
-        from scipy import stats as _sps
-
-        p_cl = float(2.0 * _sps.t.sf(abs(ps.mean / ps.se_clustered), ps.df_clustered))
     # all 2^G sign patterns when G <= 12; else the run's resample count of random ones
     # (bootstrap.resamples within bootstrap.budget, as the joint bootstrap), recorded; the
     # large-sample form above stats.SIGN_FLIP_ASYMPTOTIC_CLUSTERS balanced clusters
@@ -464,9 +459,14 @@ def _offset_from(scope: _Scope, cfg: Config, ja: str, jb: str, variant: str | No
     rec = {
         "judge_a": ja, "judge_b": jb, "variant": variant, "subset": subset, "field": fld,
         "pairs": ps.n, "clusters": ps.clusters, "cluster": cfg.cluster_name, "only_a": only_a, "only_b": only_b,
-        "mean_diff": ps.mean, "ci_low": ps.ci_low_clustered, "ci_high": ps.ci_high_clustered,
-        "ci_method": "cluster_t" if ps.ci_low_clustered is not None else None,
-        "p": p_cl, "p_method": "cluster_t" if p_cl is not None else None,
+        # headline: CR2 with Bell-McCaffrey df (its size holds with unequal clusters); CR1 beside
+        "mean_diff": ps.mean, "ci_low": ps.ci_low_cr2, "ci_high": ps.ci_high_cr2,
+        "ci_method": stats.CR2_METHOD if ps.ci_low_cr2 is not None else None,
+        "p": ps.p_cr2, "p_method": stats.CR2_METHOD if ps.p_cr2 is not None else None,
+        "se": ps.se_cr2, "df": ps.df_cr2,
+        "cr1_se": ps.se_clustered, "cr1_df": ps.df_clustered,
+        "cr1_ci_low": ps.ci_low_clustered, "cr1_ci_high": ps.ci_high_clustered, "cr1_p": ps.p_clustered,
+        "cr1_method": "cluster_t" if ps.ci_low_clustered is not None else None,
         "p_sign_flip": flip.p_value if flip is not None else None,
         "sign_flip_method": flip_method,
         "sign_flip_resamples": boot.resamples if flip_method == "monte_carlo" else None,
@@ -494,9 +494,13 @@ def judge_offsets(rows: pl.DataFrame, cfg: Config,
     """Every judge pair (sorted by name, offset = first minus second), all variants then each:
     the :data:`workbench.schemas.JUDGE_OFFSETS` table, one row per record.
 
-    ``ci_low``/``ci_high`` (the headline) is the CR1 clustered t interval with df = G - 1
-    (``ci_method`` ``cluster_t``; ``clustered_ci_*`` repeats it), ``p`` its two-sided p-value
-    and ``p_sign_flip`` the sign-flip randomization p over scenarios
+    ``ci_low``/``ci_high`` (the headline) is the CR2 clustered t interval with Bell-McCaffrey
+    degrees of freedom ``df`` (``ci_method`` ``cluster_cr2_bm``, :func:`workbench.stats.cluster_mean_cr2`;
+    ``se`` its standard error), ``p`` its two-sided p-value: its size holds when scenarios
+    keep unequal numbers of pairs, where the CR1 with G - 1 df rejected too often. The CR1
+    beside it: ``cr1_ci_*``, ``cr1_p``, ``cr1_se``, ``cr1_df`` = G - 1 (``cr1_method``
+    ``cluster_t``; ``clustered_ci_*`` repeats ``cr1_ci_*``), and ``p_sign_flip`` the sign-flip
+    randomization p over scenarios
     (:func:`workbench.stats.sign_flip`, ``sign_flip_method``: ``exact``, all 2^G patterns
     when G <= 12; ``monte_carlo``, ``sign_flip_resamples`` random ones, the run's resample
     count under ``bootstrap.budget``; ``asymptotic``, the normal form of the same
@@ -674,7 +678,8 @@ def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset:
     # each side reduced per scenario once per scope: the numbers of stats.diff_clustered and
     # stats.leave_one_cluster_out_diff on (xa, ca, xb, cb)
     side_a, side_b = scope.cluster_side(a), scope.cluster_side(b)
-    ds = stats.diff_clustered_sides(side_a, side_b, cfg.confidence)
+    ds = stats.diff_clustered_sides(side_a, side_b, cfg.confidence)  # CR1, beside
+    d2 = stats.diff_cr2_sides(side_a, side_b, cfg.confidence)  # CR2 + Bell-McCaffrey: the headline
     m, unit, units_a, units_b, take = _matched(scope, a, b, cfg.trials_matched)
     # the matched units' clusters (pairing is by scenario, independence by cluster)
     m_sc, m_diff = coded.clusters_of(m["scenario"].to_numpy()), m["diff"].to_numpy()
@@ -699,14 +704,19 @@ def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset:
         "a": a, "b": b, "field": fld, "subset": subset, "judge": judge,
         "mean_a": float(xa.mean()) if xa.size else None, "valid_n_a": int(xa.size),
         "mean_b": float(xb.mean()) if xb.size else None, "valid_n_b": int(xb.size),
-        "diff": ds.diff, "se": ds.se, "df": ds.df, "ci_low": ds.ci_low, "ci_high": ds.ci_high, "p": ds.p_value,
+        "diff": ds.diff, "se": d2.se, "df": d2.df, "ci_low": d2.ci_low, "ci_high": d2.ci_high, "p": d2.p_value,
+        "ci_method": stats.CR2_METHOD if d2.ci_low is not None else None,
+        "cr1_se": ds.se, "cr1_df": ds.df, "cr1_ci_low": ds.ci_low, "cr1_ci_high": ds.ci_high, "cr1_p": ds.p_value,
+        "cr1_method": "cluster_t" if ds.ci_low is not None else None,
         "boot_low": None, "boot_high": None,
         "cluster": cfg.cluster_name, "clusters": ds.clusters, "paired_clusters": ps.clusters,
         "paired_unit": unit, "paired_diff": ps.mean,
-        "paired_ci_low": ps.ci_low_clustered if ps.ci_low_clustered is not None else ps.ci_low,
-        "paired_ci_high": ps.ci_high_clustered if ps.ci_high_clustered is not None else ps.ci_high,
-        "paired_ci_method": ("cluster_t" if ps.ci_low_clustered is not None
+        "paired_ci_low": ps.ci_low_cr2 if ps.ci_low_cr2 is not None else ps.ci_low,
+        "paired_ci_high": ps.ci_high_cr2 if ps.ci_high_cr2 is not None else ps.ci_high,
+        "paired_ci_method": (stats.CR2_METHOD if ps.ci_low_cr2 is not None
                              else "paired_t" if ps.ci_low is not None else None),
+        "paired_df": ps.df_cr2 if ps.ci_low_cr2 is not None else (None if ps.df is None else float(ps.df)),
+        "paired_cr1_ci_low": ps.ci_low_clustered, "paired_cr1_ci_high": ps.ci_high_clustered,
         "paired_boot_low": None, "paired_boot_high": None,
         "matched": ps.n,
         "unmatched_a": units_a - m.height,
@@ -714,18 +724,20 @@ def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset:
         "loo_min": loo_min, "loo_max": loo_max,
         "pairing_correlation": power["rho_pearson"], "pairing_spearman": power["rho_spearman"],
         "design_effect": power["deff"], "sd": power["sd"], "n_needed_paired": power["paired"],
-        "mde": stats.mde(ds.se, ds.df, cfg.alpha, cfg.power) if ds.se is not None else None,
+        # the SE and df behind the headline p (CR2, Bell-McCaffrey df)
+        "mde": stats.mde(d2.se, d2.df, cfg.alpha, cfg.power) if d2.se is not None else None,
         # the same for the paired estimate: its clustered SE already carries the pairing
         # correlation and the clustering of matched units within scenarios
-        "mde_paired": (stats.mde(ps.se_clustered, ps.df_clustered, cfg.alpha, cfg.power)
-                       if ps.se_clustered is not None else None),
+        "mde_paired": (stats.mde(ps.se_cr2, ps.df_cr2, cfg.alpha, cfg.power)
+                       if ps.se_cr2 is not None else None),
         "target_effect": cfg.target_effect, "n_needed": n_need,
         "n_needed_assumes": ("valid n per side (pairs when n_needed_paired) with the extra values as "
                              "independent as new scenarios at the current design effect; more trials "
                              "on the same scenarios do not deliver it: see scenarios_needed"),
         "power_now": plan["power_now"], "scenarios_needed": plan["scenarios_needed"],
         "trials_per_scenario": t0 or None, "trials_needed": plan["trials_needed"],
-        "trials_ceiling_power": plan["trials_ceiling_power"], "power_statement": plan["statement"],
+        "trials_ceiling_power": plan["trials_ceiling_power"], "power_monotone": plan["power_monotone"],
+        "power_statement": plan["statement"],
         "between_scenario_var": bv, "within_scenario_var": wv,
     }
     where = f"{a}-{b}/{fld}/{subset or ''}/{judge or ''}"
@@ -743,6 +755,10 @@ def contrasts(rows: pl.DataFrame, cfg: Config,
     """All configured (or all) variant pairs on the headline, for all scenarios and per subset:
     the :data:`workbench.schemas.PAIRED_CONTRASTS` table, one row per contrast.
 
+    ``se``/``df``/``ci_low``/``ci_high``/``p``: the unpaired CR2 standard error with
+    Bell-McCaffrey df (``ci_method`` ``cluster_cr2_bm``, :func:`workbench.stats.diff_cr2`;
+    None when one side's values all lie in one scenario); the CR1 with G - 1 df beside it in
+    ``cr1_*``. ``paired_ci_*`` likewise CR2 (``paired_df``), the CR1 in ``paired_cr1_ci_*``.
     ``p_holm``: Holm adjustment of the unpaired clustered p-values within each family
     (one family per subset). ``mde``: the difference this design would detect with
     ``power`` at ``alpha`` given its observed clustered SE (the SE behind ``p``, unpaired);

@@ -214,7 +214,8 @@ FLAG_RATES = Schema("flag_rates", {"variant": _S, "subset": _S, "flagged": _I, *
 
 PASS_RATES = Schema("pass_rates", {
     "variant": _S, "subset": _S, "passes": _I, **_RATE,
-    "pass_hat_k": _F, "pass_hat_k_ci_low": _F, "pass_hat_k_ci_high": _F, "k": _I,
+    "pass_hat_k": _F, "pass_hat_k_ci_low": _F, "pass_hat_k_ci_high": _F, "pass_hat_k_ci_method": _S,
+    "pass_hat_k_cr1_ci_low": _F, "pass_hat_k_cr1_ci_high": _F, "k": _I,
     "units_with_k": _I, "units_short": _I, "units_short_list": _LS,
     "gate_threshold": _F, "gate_pass": _B,
 })
@@ -257,6 +258,8 @@ JUDGE_OFFSETS = Schema("judge_offsets", {
     "judge_a": _S, "judge_b": _S, "variant": _S, "subset": _S, "field": _S,
     "pairs": _I, "clusters": _I, "cluster": _S, "only_a": _I, "only_b": _I,
     "mean_diff": _F, "ci_low": _F, "ci_high": _F, "ci_method": _S, "p": _F, "p_method": _S,
+    "se": _F, "df": _F, "cr1_se": _F, "cr1_df": _I, "cr1_ci_low": _F, "cr1_ci_high": _F, "cr1_p": _F,
+    "cr1_method": _S,
     "p_sign_flip": _F, "sign_flip_method": _S, "sign_flip_resamples": _I, "boot_low": _F, "boot_high": _F,
     "t_ci_low": _F, "t_ci_high": _F,
     "clustered_ci_low": _F, "clustered_ci_high": _F, "ignores_clustering": _LS, "wilcoxon_p": _F,
@@ -270,15 +273,17 @@ one ``{diff, count}`` struct per rounded difference (results.json: ``{"-1": 24, 
 PAIRED_CONTRASTS = Schema("contrasts", {
     "a": _S, "b": _S, "field": _S, "subset": _S, "judge": _S,
     "mean_a": _F, "valid_n_a": _I, "mean_b": _F, "valid_n_b": _I,
-    "diff": _F, "se": _F, "df": _I, "ci_low": _F, "ci_high": _F, "p": _F,
+    "diff": _F, "se": _F, "df": _F, "ci_low": _F, "ci_high": _F, "p": _F, "ci_method": _S,
+    "cr1_se": _F, "cr1_df": _I, "cr1_ci_low": _F, "cr1_ci_high": _F, "cr1_p": _F, "cr1_method": _S,
     "boot_low": _F, "boot_high": _F, "cluster": _S, "clusters": _I, "paired_clusters": _I,
     "paired_unit": _S, "paired_diff": _F, "paired_ci_low": _F, "paired_ci_high": _F, "paired_ci_method": _S,
+    "paired_df": _F, "paired_cr1_ci_low": _F, "paired_cr1_ci_high": _F,
     "paired_boot_low": _F, "paired_boot_high": _F,
     "matched": _I, "unmatched_a": _I, "unmatched_b": _I, "loo_min": _F, "loo_max": _F,
     "pairing_correlation": _F, "pairing_spearman": _F, "design_effect": _F, "sd": _F,
     "n_needed_paired": _B, "mde": _F, "mde_paired": _F, "target_effect": _F, "n_needed": _I,
     "n_needed_assumes": _S, "power_now": _F, "scenarios_needed": _I, "trials_per_scenario": _F,
-    "trials_needed": _I, "trials_ceiling_power": _F, "power_statement": _S,
+    "trials_needed": _I, "trials_ceiling_power": _F, "power_monotone": _B, "power_statement": _S,
     "between_scenario_var": _F, "within_scenario_var": _F,
     "p_holm": _F, "higher": _S, "holm_significant": _B, "underpowered": _B,
 })

@@ -49,6 +49,14 @@ __all__ = [
     "icc_oneway",
     "design_effect",
     "diff_clustered",
+    "ClusterInference",
+    "CR2_METHOD",
+    "cluster_mean_cr2",
+    "diff_cr2",
+    "diff_cr2_sides",
+    "cluster_side",
+    "ClusterSide",
+    "diff_clustered_sides",
     "cluster_bootstrap_diff",
     "paired_summary",
     "diff_counts",
@@ -82,6 +90,10 @@ __all__ = [
     "power_t",
     "cluster_power_plan",
     "pass_hat_k",
+    "pass_k_interval",
+    "PassKInterval",
+    "PASS_K_METHOD",
+    "PASS_K_METHODS",
     "contrast_variance_components",
     "joint_bootstrap_weights",
     "joint_bootstrap_means",
@@ -199,6 +211,12 @@ class PairedStats:
         Wilcoxon signed-rank two-sided p-value; None when all diffs are 0 or n < 1.
     diff_counts : dict[str, int]
         Counts per rounded integer difference (see :func:`diff_counts`).
+    p_clustered : float or None
+        Two-sided t p-value of the CR1 clustered SE with df G - 1; None when se is None or 0.
+    se_cr2, df_cr2, ci_low_cr2, ci_high_cr2, p_cr2 : float or None
+        CR2 standard error, Bell-McCaffrey df, t interval and p-value
+        (:func:`cluster_mean_cr2`): the small-sample form whose size holds with unequal
+        clusters.
     """
 
     mean: float | None
@@ -216,6 +234,12 @@ class PairedStats:
     boot_high: float | None
     wilcoxon_p: float | None
     diff_counts: dict[str, int] = field(default_factory=dict, hash=False)
+    p_clustered: float | None = None
+    se_cr2: float | None = None
+    df_cr2: float | None = None
+    ci_low_cr2: float | None = None
+    ci_high_cr2: float | None = None
+    p_cr2: float | None = None
 
 
 @dataclass(frozen=True)
@@ -1018,6 +1042,191 @@ def cluster_bootstrap_diff(
 
 
 # ---------------------------------------------------------------------------
+# Small-sample cluster-robust inference: CR2 with Bell-McCaffrey degrees of freedom
+# ---------------------------------------------------------------------------
+
+CR2_METHOD = "cluster_cr2_bm"
+"""Name of the CR2 / Bell-McCaffrey interval and test in ``results.json`` (``ci_method``)."""
+
+
+@dataclass(frozen=True)
+class ClusterInference:
+    """A clustered estimate with its small-sample error bar (:func:`cluster_mean_cr2`,
+    :func:`diff_cr2`).
+
+    Attributes
+    ----------
+    estimate : float or None
+        Point estimate in value units; None when a side is empty.
+    se : float or None
+        CR2 cluster-robust standard error; None when undefined (G < 2, or a group's values
+        all in one cluster: then I - H_gg is singular and its between-cluster variance is
+        not estimable).
+    df : float or None
+        Bell-McCaffrey (Satterthwaite) degrees of freedom, >= 1 (at most G - 1 for a mean,
+        G - 1 with equal clusters; a two-group difference can reach a little above G - 1);
+        None with ``se``.
+    ci_low, ci_high : float or None
+        t interval estimate -/+ t_{1-alpha/2, df} * se.
+    p_value : float or None
+        Two-sided t-test p-value of estimate = 0 with ``df``; None when se is None or 0.
+    clusters : int
+        Number of distinct clusters G.
+    method : str
+        :data:`CR2_METHOD`.
+    """
+
+    estimate: float | None
+    se: float | None
+    df: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    clusters: int = 0
+    method: str = CR2_METHOD
+
+
+def _cr2_groups(counts: list[NDArray[np.float64]], scaled: list[NDArray[np.float64]], sizes: list[int]
+                ) -> tuple[float, float] | None:
+    """CR2 variance and Bell-McCaffrey df for a contrast c'beta of group means.
+
+    The design is one indicator per group k (an intercept-only model is one group; the
+    two-group design [1, indicator(b)] spans the same columns as [indicator(a),
+    indicator(b)]), so the hat matrix H is block-diagonal J_k / n_k and, per cluster g,
+    H_gg = diag(J_{c_kg} / n_k): its adjustment A_g = (I - H_gg)^{-1/2} (Bell & McCaffrey
+    2002; Pustejovsky & Tipton 2018, JBES 36:672-683, eq. 5) scales each group's residual
+    sum in g by 1 / sqrt(1 - c_kg / n_k). ``scaled[k][g]`` is s_k * S_kg / n_k with s_k the
+    contrast's sign for group k and S_kg the sum of group-k residuals in cluster g, so
+    var = sum_g (sum_k scaled[k][g] / sqrt(1 - c_kg / n_k))^2.
+
+    Degrees of freedom (working model Omega = I, P&T Theorem 2 with Phi = I): with p_g the
+    cluster-g part of c'(X'X)^{-1} X_g' A_g and q_g = (I - H) p_g, df = (sum_g q_g'q_g)^2 /
+    sum_{g,h} (q_g'q_h)^2. Here q_g'q_h = delta_gh d_g - R_gh with R = sum_k u_k u_k' / n_k,
+    u_kg = c_kg / (n_k sqrt(1 - c_kg / n_k)) and Q_gg = sum_k c_kg / n_k^2 exactly, so both
+    sums are O(G). None when a group lies in a single cluster (1 - c_kg / n_k = 0).
+    """
+    var = None
+    q_diag = None
+    r_sq = 0.0  # ||R||_F^2
+    r_diag = None
+    us = []
+    for c, s, n in zip(counts, scaled, sizes, strict=True):
+        one_minus = 1.0 - c / n
+        if np.any(one_minus <= 0.0):
+            return None
+        root = np.sqrt(one_minus)
+        term = s / root
+        var = term if var is None else var + term
+        qd = c / (n * n)
+        q_diag = qd if q_diag is None else q_diag + qd
+        u = c / (n * root)
+        us.append((u, n))
+        rd = u * u / n
+        r_diag = rd if r_diag is None else r_diag + rd
+    assert var is not None and q_diag is not None and r_diag is not None
+    for i, (ui, ni) in enumerate(us):
+        for j in range(i, len(us)):
+            uj, nj = us[j]
+            w = float(ui @ uj) ** 2 / (ni * nj)
+            r_sq += w if j == i else 2.0 * w
+    off = max(r_sq - float(r_diag @ r_diag), 0.0)
+    num = float(q_diag.sum()) ** 2
+    den = float(q_diag @ q_diag) + off
+    if den <= 0.0:
+        return None
+    return float(var @ var), num / den
+
+
+def _cr2_result(estimate: float, var_df: tuple[float, float] | None, g: int, confidence: float,
+                *arrays: NDArray[np.float64]) -> ClusterInference:
+    if var_df is None:
+        return ClusterInference(estimate, None, None, None, None, None, g)
+    var, df = var_df
+    se = _flush(math.sqrt(max(var, 0.0)), *arrays)
+    # a ratio tr(W)^2 / tr(W^2) of a non-zero positive semi-definite W is >= 1 (rounding aside)
+    df = max(df, 1.0)
+    low, high = t_interval(estimate, se, df, confidence)
+    p = None if se == 0.0 else float(2.0 * _sps.t.sf(abs(estimate / se), df))
+    return ClusterInference(estimate, se, df, low, high, p, g)
+
+
+def cluster_mean_cr2(values: ArrayLike, clusters: ArrayLike, confidence: float = 0.95) -> ClusterInference:
+    """Return the mean with its CR2 standard error and Bell-McCaffrey t interval and test.
+
+    Intercept-only OLS y = b0 + e clustered on ``clusters``: H = J / n, so A_g = (I -
+    H_gg)^{-1/2} gives (Bell & McCaffrey 2002; Pustejovsky & Tipton 2018)::
+
+        se^2 = sum_g S_g^2 / (n^2 (1 - n_g / n)),   S_g = sum of residuals y - ybar in g
+
+    and the Bell-McCaffrey (Satterthwaite, working model Omega = I) degrees of freedom of
+    :func:`_cr2_groups` (G - 1 with equal clusters, fewer when they are unequal: the t
+    reference a CR1 with G - 1 df lacks, whose size drifts up when some clusters weigh
+    more). With equal clusters the variance is G/(G-1) * sum_g S_g^2 / n^2, the CR1 of
+    :func:`clustered_se` with K = 1.
+
+    Returns
+    -------
+    ClusterInference
+        estimate None when n == 0; se/df/interval/p None when G < 2; p None when se == 0.
+    """
+    c = _check_confidence(confidence)
+    x = _values(values)
+    codes, g = _codes(clusters, x.size)
+    if x.size == 0:
+        return ClusterInference(None, None, None, None, None, None, 0)
+    mean = float(x.mean())
+    if g < 2:
+        return ClusterInference(mean, None, None, None, None, None, g)
+    n = int(x.size)
+    counts = np.bincount(codes, minlength=g).astype(float)
+    scaled = np.bincount(codes, weights=x - mean, minlength=g) / n
+    return _cr2_result(mean, _cr2_groups([counts], [scaled], [n]), g, c, x)
+
+
+def diff_cr2(values_a: ArrayLike, clusters_a: ArrayLike, values_b: ArrayLike, clusters_b: ArrayLike,
+             confidence: float = 0.95) -> ClusterInference:
+    """Return mean_a - mean_b with its CR2 standard error and Bell-McCaffrey t interval and test.
+
+    OLS of the stacked values on [1, indicator(b)] clustered on the labels shared by both
+    groups: H is block-diagonal J_a / n_a, J_b / n_b, so per cluster g (a_g, b_g values of
+    each group in g; A_g, B_g their sums of group-mean residuals)::
+
+        infl_g = A_g / (n_a sqrt(1 - a_g / n_a)) - B_g / (n_b sqrt(1 - b_g / n_b))
+        se^2 = sum_g infl_g^2
+
+    (Pustejovsky & Tipton 2018), df the Bell-McCaffrey degrees of freedom of
+    :func:`_cr2_groups`. The CR1 beside it is :func:`diff_clustered`.
+
+    Returns
+    -------
+    ClusterInference
+        estimate None if a side is empty; se/df/interval/p None when G < 2 or when one
+        group's values all lie in a single cluster (its mean's between-cluster variance is
+        not estimable: 1 - a_g / n_a = 0); p None when se == 0.
+    """
+    c = _check_confidence(confidence)
+    a, b, ca, cb, g = _shared_codes(values_a, clusters_a, values_b, clusters_b)
+    return diff_cr2_sides(cluster_side(a, ca, g), cluster_side(b, cb, g), c)
+
+
+def diff_cr2_sides(a: ClusterSide, b: ClusterSide, confidence: float = 0.95) -> ClusterInference:
+    """:func:`diff_cr2` from two :class:`ClusterSide` s (:func:`cluster_side`, shared
+    cluster codes): the clusters either side has, as :func:`diff_clustered_sides`."""
+    c = _check_confidence(confidence)
+    u = np.flatnonzero((a.counts > 0) | (b.counts > 0))
+    g = int(u.size)
+    if a.n == 0 or b.n == 0:
+        return ClusterInference(None, None, None, None, None, None, g)
+    diff = float(a.mean - b.mean)
+    if g < 2:
+        return ClusterInference(diff, None, None, None, None, None, g)
+    var_df = _cr2_groups([a.counts[u].astype(float), b.counts[u].astype(float)],
+                         [a.resid[u], -b.resid[u]], [a.n, b.n])
+    scale = np.array([a.max_abs, b.max_abs])
+    return _cr2_result(diff, var_df, g, c, scale)
+
+
+# ---------------------------------------------------------------------------
 # Paired differences
 # ---------------------------------------------------------------------------
 
@@ -1101,7 +1310,8 @@ def paired_summary(
     """Return :class:`PairedStats` for paired differences (mean offset with error bars).
 
     Paired t interval (Student 1908: se = sd/sqrt(n), df = n - 1), clustered t
-    interval (CR1 :func:`clustered_se`, df = G - 1), cluster bootstrap
+    interval (CR1 :func:`clustered_se`, df = G - 1, its p ``p_clustered``), the CR2
+    interval and test with Bell-McCaffrey df (:func:`cluster_mean_cr2`, ``*_cr2``), cluster bootstrap
     percentile interval (:func:`cluster_bootstrap_mean`), Wilcoxon (1945)
     signed-rank two-sided p-value (``scipy.stats.wilcoxon``,
     ``zero_method='wilcox'``: zero differences are discarded) and
@@ -1141,6 +1351,9 @@ def paired_summary(
     wp: float | None = None
     if n >= 1 and np.any(d != 0.0):
         wp = wilcoxon_p(d)
+    p_cl = (float(2.0 * _sps.t.sf(abs(mean / se_cl), df_cl))
+            if mean is not None and se_cl is not None and se_cl > 0 and df_cl is not None else None)
+    cr2 = cluster_mean_cr2(d, codes, c)
     return PairedStats(
         mean=mean,
         n=n,
@@ -1157,6 +1370,12 @@ def paired_summary(
         boot_high=boot_high,
         wilcoxon_p=wp,
         diff_counts=diff_counts(d),
+        p_clustered=p_cl,
+        se_cr2=cr2.se,
+        df_cr2=cr2.df,
+        ci_low_cr2=cr2.ci_low,
+        ci_high_cr2=cr2.ci_high,
+        p_cr2=cr2.p_value,
     )
 
 
@@ -2446,13 +2665,23 @@ def power_t(effect: float, se: float, df: float, alpha: float = 0.05) -> float:
     """Power of a two-sided t test of size ``alpha`` when the true effect is ``effect``.
 
     Noncentral t (``scipy.stats.nct``) with noncentrality effect / se and ``df`` degrees of
-    freedom: P(|T| > t_{1-alpha/2, df}).
+    freedom: P(|T| > t_{1-alpha/2, df}) = sf(c; nc) + sf(c; -nc), the lower tail
+    P(T < -c; nc) written as the upper tail of the mirrored distribution. The direct form
+    ``nct.cdf(-c, df, nc)`` is NaN in scipy 1.17 for noncentralities above about 7.6 at every
+    df (a third of a 0-40 grid): a NaN power compared as "below target", and the sample-size
+    searches walked past the answer (``trials_needed`` 96 became 789). The mirrored form is
+    finite and non-decreasing in nc on that grid (df 1 to 10^5), equal to the direct form to
+    6e-16 where both exist; a non-finite value would fall back to the normal approximation.
     """
     if se <= 0:
         return 1.0 if effect != 0 else alpha
     crit = _t_ppf(1.0 - alpha / 2.0, df)  # float(t.ppf), remembered (the same number)
     nc = abs(effect) / se
-    return float(_sps.nct.sf(crit, df, nc) + _sps.nct.cdf(-crit, df, nc))
+    p = float(_sps.nct.sf(crit, df, nc) + _sps.nct.sf(crit, df, -nc))
+    if not math.isfinite(p):
+        z = _norm_ppf(1.0 - alpha / 2.0)
+        p = float(_sps.norm.sf(z - nc) + _sps.norm.cdf(-z - nc))
+    return min(max(p, 0.0), 1.0)
 
 
 def cluster_power_plan(
@@ -2480,10 +2709,14 @@ def cluster_power_plan(
       adding trials alone can reach);
     * ``trials_needed``: trials per scenario x variant reaching ``power`` at the current G,
       or None when the ceiling is below ``power`` (then more trials cannot get there);
+    * ``power_monotone``: whether the power the searches evaluated was non-decreasing in
+      scenarios (at the current trials) and in trials (at the current scenarios); the
+      searches (doubling, then bisection) find the smallest n only when it is. It is in
+      theory; False names a numerical failure, and the statement says so;
     * ``statement``: one plain sentence saying which.
     """
     out: dict[str, Any] = {"power_now": None, "scenarios_needed": None, "trials_ceiling_power": None,
-                           "trials_needed": None, "statement": None}
+                           "trials_needed": None, "power_monotone": None, "statement": None}
     if (between_var is None or within_var is None or effect is None or effect <= 0
             or clusters < 2 or trials <= 0):
         return out
@@ -2523,6 +2756,7 @@ def cluster_power_plan(
             else:
                 t_lo = mid + 1
         out["trials_needed"] = int(t_hi)
+    out["power_monotone"] = _monotone_visits(seen, clusters, trials)
     g_text = (f"{out['scenarios_needed']} scenarios" if out["scenarios_needed"] is not None
               else f"more than {max_clusters} scenarios")
     if out["power_now"] >= power:
@@ -2533,7 +2767,17 @@ def cluster_power_plan(
     else:
         out["statement"] = (f"more trials cannot get there: with {clusters} scenarios the ceiling is "
                             f"{ceiling:.0%} power; you need {g_text}")
+    if not out["power_monotone"]:
+        out["statement"] += " (power was not monotone where searched: these may not be the smallest)"
     return out
+
+
+def _monotone_visits(seen: dict[tuple[int, float], float], clusters: int, trials: float) -> bool:
+    """Whether the powers the plan's searches evaluated rise with scenarios at the current
+    trials and with trials at the current scenarios (the condition for bisection)."""
+    by_g = [seen[k] for k in sorted(k for k in seen if k[1] == trials)]
+    by_t = [seen[k] for k in sorted((k for k in seen if k[0] == clusters), key=lambda k: k[1])]
+    return all(b >= a - 1e-12 for seq in (by_g, by_t) for a, b in zip(seq, seq[1:], strict=False))
 
 
 def pass_hat_k(passes: ArrayLike, outcomes: ArrayLike, k: int) -> NDArray[np.float64]:
@@ -2551,6 +2795,113 @@ def pass_hat_k(passes: ArrayLike, outcomes: ArrayLike, k: int) -> NDArray[np.flo
     num = np.array([math.comb(int(ci), k) for ci in c], dtype=float)
     den = np.array([math.comb(int(ni), k) for ni in n], dtype=float)
     return num / den if c.size else np.zeros(0)
+
+
+@dataclass(frozen=True)
+class PassKInterval:
+    """pass^k over items with its interval (:func:`pass_k_interval`).
+
+    Attributes
+    ----------
+    estimate : float or None
+        Mean over items of the unbiased per-item pass^k (:func:`pass_hat_k`); None without items.
+    ci_low, ci_high : float or None
+        Interval in [0, 1]; None when undefined (fewer than 2 clusters).
+    method : str
+        The interval's name (one of :data:`PASS_K_METHODS` or ``cluster_t_clipped``).
+    items, clusters : int
+        Items (with at least k outcomes) and distinct clusters.
+    """
+
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    method: str
+    items: int = 0
+    clusters: int = 0
+
+
+#: the interval headlined for pass^k (chosen by simulation: benchmarks/small_sample_size.py passk)
+PASS_K_METHOD = "wilson_design_effect_t"
+#: every interval :func:`pass_k_interval` computes; ``cluster_t_clipped`` is the one before issue 24
+PASS_K_METHODS = ("wilson_design_effect_t", "wilson_design_effect_cr2_bm", "cluster_cr2_bm_clipped",
+                  "scenario_means_t_clipped")
+
+
+def pass_k_interval(passes: ArrayLike, outcomes: ArrayLike, clusters: ArrayLike, k: int,
+                    confidence: float = 0.95, method: str = PASS_K_METHOD) -> PassKInterval:
+    """Return pass^k over items (each with c passes in n >= k outcomes) and its interval.
+
+    The estimate is the mean over items of C(c, k) / C(n, k) (:func:`pass_hat_k`). Intervals,
+    clusters (e.g. scenarios) the unit of independence:
+
+    * ``wilson_design_effect_t`` (the default): the item values lie in [0, 1] with mean p, so
+      p(1 - p) / m bounds their i.i.d. variance (m items); as :func:`clustered_proportion`
+      (Korn & Graubard 1998), the Wilson interval on the effective number of items
+      m_eff = m / deff * (z / t_{G-1})^2, deff = v_CR1 / (p(1 - p) / m) floored at G/m, and
+      deff = 1 when p is 0 or 1. Unlike a t interval it does not collapse to a point when
+      every cluster shows the same value (3 of 3 scenarios all passing).
+    * ``wilson_design_effect_cr2_bm``: the same with the CR2 variance and Bell-McCaffrey df
+      (:func:`cluster_mean_cr2`) in place of CR1 and G - 1.
+    * ``cluster_cr2_bm_clipped``: the CR2 t interval, clipped to [0, 1].
+    * ``scenario_means_t_clipped``: a t(G-1) interval on the clusters' mean item values,
+      centred on their mean, clipped to [0, 1].
+    * ``cluster_t_clipped``: the CR1 t(G-1) interval clipped to [0, 1] (before issue 24: it
+      covered 84 % at 3 scenarios).
+
+    Parameters
+    ----------
+    passes, outcomes : array_like
+        Per item: passes c and outcomes n (0 <= c <= n, n >= k).
+    clusters : array_like
+        Cluster label per item.
+    k : int
+        k >= 1.
+    confidence : float
+        Two-sided confidence level.
+    method : str
+        One of :data:`PASS_K_METHODS` or ``cluster_t_clipped``.
+    """
+    c = _check_confidence(confidence)
+    if method not in (*PASS_K_METHODS, "cluster_t_clipped"):
+        raise ValueError(f"unknown pass^k interval method {method!r}")
+    vals = pass_hat_k(passes, outcomes, k)
+    codes, g = _codes(clusters, vals.size)
+    m = int(vals.size)
+    if m == 0:
+        return PassKInterval(None, None, None, method, 0, 0)
+    est = float(vals.mean())
+    if g < 2:
+        return PassKInterval(est, None, None, method, m, g)
+    lo: float | None
+    hi: float | None
+    if method == "cluster_t_clipped":
+        lo, hi = t_interval(est, _clustered_se_codes(vals, codes, g), g - 1, c)
+    elif method == "cluster_cr2_bm_clipped":
+        r = cluster_mean_cr2(vals, codes, c)
+        lo, hi = r.ci_low, r.ci_high
+    elif method == "scenario_means_t_clipped":
+        means = np.bincount(codes, weights=vals, minlength=g) / np.bincount(codes, minlength=g)
+        centre = float(means.mean())
+        lo, hi = t_interval(centre, _flush(float(np.std(means, ddof=1)) / math.sqrt(g), means), g - 1, c)
+    else:
+        z = _norm_ppf(1.0 - (1.0 - c) / 2.0)
+        if method == "wilson_design_effect_t":
+            var = _clustered_se_codes(vals, codes, g)
+            df: float | None = g - 1
+        else:
+            r = cluster_mean_cr2(vals, codes, c)
+            var, df = r.se, r.df
+        if var is None or df is None:
+            return PassKInterval(est, None, None, method, m, g)
+        deff = 1.0
+        if 0.0 < est < 1.0:
+            deff = max(g / m, var * var / (est * (1.0 - est) / m))
+        n_eff = m / deff * (z / _t_ppf(1.0 - (1.0 - c) / 2.0, df)) ** 2
+        lo, hi = _wilson_real(est * n_eff, n_eff, c)
+    if lo is None or hi is None:
+        return PassKInterval(est, None, None, method, m, g)
+    return PassKInterval(est, max(0.0, lo), min(1.0, hi), method, m, g)
 
 
 def contrast_variance_components(

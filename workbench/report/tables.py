@@ -465,7 +465,7 @@ def scorecard_tables(r: Report) -> Html:
                 "Pass rates per variant",
                 table(
                     ["variant", "passes / n", f"rate [{conf} CI, scenario-clustered]",
-                     "pass^k [clustered CI] (items with k outcomes; fewer: listed)", "gate"],
+                     "pass^k [scenario-clustered CI] (items with k outcomes; fewer: listed)", "gate"],
                     [
                         [
                             p["variant"],
@@ -659,8 +659,9 @@ def offsets_tables(r: Report) -> Html:
         "scope",
         "shared items",
         "only a / only b",
-        "mean a - b [clustered t CI]",
-        "p (clustered t) / sign-flip p",
+        "mean a - b [CR2 clustered t CI]",
+        "p (CR2 clustered t) / sign-flip p",
+        "CR1 clustered t CI (beside)",
         "cluster bootstrap CI (beside)",
         "paired t CI (ignores clustering)",
         "Wilcoxon p (ignores clustering)",
@@ -687,6 +688,8 @@ def offsets_tables(r: Report) -> Html:
                 cls="wb-mono",
             ),
             f"{pval(o.get('p'))} / {pval(o.get('p_sign_flip'))}",
+            interval(o.get("cr1_ci_low", o.get("clustered_ci_low")),
+                     o.get("cr1_ci_high", o.get("clustered_ci_high")), sign=True),
             interval(o.get("boot_low"), o.get("boot_high"), sign=True),
             interval(o["t_ci_low"], o["t_ci_high"], sign=True),
             pval(o["wilcoxon_p"]),
@@ -770,8 +773,9 @@ def contrasts_table(r: Report) -> Html:
             head,
             [row(c) for c in cs],
             numeric=[1, 3, 4, 5, 6, 7],
-            caption="Difference of valid means with a clustered interval (scenarios as clusters); "
-            "paired on "
+            caption="Difference of valid means with a clustered interval (scenarios as clusters: CR2 "
+            "standard error, t with Bell-McCaffrey degrees of freedom; the CR1 t(G - 1) interval is "
+            "in results.json as cr1_ci_low/cr1_ci_high); paired on "
             + ("matched (scenario, trial, judge) rows (trials declared matched)" if cfg.trials_matched
                else "matched (scenario, judge) units, trials averaged")
             + f". MDE = the difference detectable with "
@@ -991,8 +995,15 @@ _MISSINGNESS_WHAT = "Does the missing rate depend on the variant / judge? (desig
 
 #: Each method the report shows: (what, method, reference).
 METHODS = {
+    "cluster_cr2_bm": (
+        "Judge offset and contrast intervals and tests (headline)",
+        "CR2 (bias-reduced) cluster-robust standard error with scenarios as clusters, t with "
+        "Bell-McCaffrey (Satterthwaite) degrees of freedom: its size holds when scenarios keep "
+        "unequal numbers of values; the CR1 t(G - 1) interval is shown beside it",
+        "Bell & McCaffrey (2002), Survey Methodology 28(2); Pustejovsky & Tipton (2018), JBES 36(4)",
+    ),
     "cluster_t": (
-        "Scorecard and contrast intervals",
+        "Scorecard intervals; beside the offset and contrast intervals",
         "CR1 cluster-robust standard error with scenarios as clusters, t with G - 1 degrees of "
         "freedom",
         "Cameron & Miller (2015), J. Human Resources 50(2); Miller (2024), arXiv:2411.00640",
@@ -1004,6 +1015,10 @@ METHODS = {
     ),
     "wilson": ("Missing, flag and pass rates", "Wilson score interval",
                "Wilson (1927), JASA 22(158)"),
+    "wilson_design_effect_t": ("pass^k interval", "Wilson score interval on the design-effect "
+                               "number of items (scenario-clustered) with a t(G - 1) correction; the "
+                               "CR1 t interval clipped to [0, 1] kept beside it in results.json",
+                               "Korn & Graubard (1998), Survey Methodology 24(2); Wilson (1927)"),
     "chi2": ("Does the missing rate depend on the judge / variant?",
              "Pearson chi-squared test of the levels x [missing, scored] table",
              "Pearson (1900); Agresti (2013), Categorical Data Analysis"),
@@ -1053,6 +1068,13 @@ METHODS = {
 }
 
 
+def _df_span(dfs: Sequence[Any]) -> str:
+    vals = sorted(float(d) for d in dfs if d is not None)
+    if not vals:
+        return "-"
+    return f"{vals[0]:.1f}" if vals[0] == vals[-1] else f"{vals[0]:.1f} to {vals[-1]:.1f}"
+
+
 def _ranks_on(ranks: Mapping[str, Any] | None) -> str:
     if not ranks:
         return "-"
@@ -1100,8 +1122,10 @@ def methods_table(r: Report) -> Html:
     unit = "scenarios" if cfg.cluster is None else f"clusters ({cfg.cluster_name})"
     on = {
         "cluster_t": f"{conf}; pooled {r.headline} cells on {_span([c['clusters'] for c in cells])} "
-        f"{unit}; {len(cs)} contrasts on {_span([int(c['df']) + 1 for c in cs if c.get('df')])} "
-        f"{unit}",
+        f"{unit}; beside each offset and contrast",
+        "cluster_cr2_bm": f"{conf}; {len(offsets)} pooled offsets, {len(cs)} contrasts on "
+        f"{_span([int(c['cr1_df']) + 1 for c in cs if c.get('cr1_df')])} {unit}; Bell-McCaffrey "
+        f"df {_df_span([c.get('df') for c in cs] + [o.get('df') for o in offsets])}",
         "cluster_bootstrap": f"{conf}; {_resamples_text(doc, cfg)}, seed {cfg.seed}; offsets on "
         f"{_span([o['clusters'] for o in offsets])} {unit}",
         "wilson": f"{conf}; per judge x variant cell (denominator: judgments, planned ones "
@@ -1121,6 +1145,12 @@ def methods_table(r: Report) -> Html:
             text += f", {_blocks_text(t, cfg.alpha)}"
         on[t["method"]] = f"{on[t['method']]}; {text}" if t["method"] in on else text
     used = {"cluster_t", "cluster_bootstrap", "wilson", "holm", "paired", "mde", "fisher_exact"}
+    if any(x.get("ci_method") == "cluster_cr2_bm" for x in [*cs, *offsets]):
+        used.add("cluster_cr2_bm")
+    pk = [p for p in doc.get("pass_rates") or [] if p.get("pass_hat_k_ci_method") == "wilson_design_effect_t"]
+    if pk:
+        used.add("wilson_design_effect_t")
+        on["wilson_design_effect_t"] = f"{conf}; k = {pk[0]['k']}; {len(pk)} pass^k intervals"
     if doc.get("ranks"):
         used.add("ranks")
     used |= {t["method"] for t in doc.get("missingness_tests", []) if t["method"] in METHODS}

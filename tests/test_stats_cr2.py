@@ -1,0 +1,175 @@
+"""CR2 standard errors with Bell-McCaffrey degrees of freedom (workbench.stats).
+
+Checked against a dense-matrix implementation of Pustejovsky & Tipton (2018, JBES) written
+here from the formulas (explicit X, H, (I - H_gg)^{-1/2} by eigendecomposition, Q), a hand
+result for equal clusters, and statsmodels for the CR1 beside it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+from cr2_reference import dense_cr2
+from scipy import stats as sps
+
+from workbench import stats as st
+
+
+def _unbalanced(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    g = int(rng.integers(2, 9))
+    sizes = rng.integers(1, 12, g)
+    cl = np.repeat(np.arange(g), sizes)
+    y = rng.normal(size=cl.size) + rng.normal(size=g)[cl] + rng.integers(0, 3, cl.size)
+    perm = rng.permutation(cl.size)  # clusters need not be contiguous
+    return y[perm], cl[perm]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_cluster_mean_cr2_matches_dense_matrices(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    y, cl = _unbalanced(rng)
+    r = st.cluster_mean_cr2(y, cl, 0.9)
+    se, df = dense_cr2(y, np.ones((y.size, 1)), cl, np.array([1.0]))
+    assert r.estimate == pytest.approx(y.mean())
+    assert r.se == pytest.approx(se, rel=1e-10)
+    assert r.df == pytest.approx(df, rel=1e-10)
+    t = sps.t.ppf(0.95, df)
+    assert (r.ci_low, r.ci_high) == (pytest.approx(y.mean() - t * se), pytest.approx(y.mean() + t * se))
+    assert r.p_value == pytest.approx(2 * sps.t.sf(abs(y.mean() / se), df))
+    assert r.clusters == np.unique(cl).size and r.method == "cluster_cr2_bm"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_diff_cr2_matches_dense_matrices(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    y, cl = _unbalanced(rng)
+    b = rng.random(y.size) < 0.45
+    b[0], b[1] = False, True
+    # every cluster must leave each group something elsewhere, else I - H_gg is singular
+    if any(np.all(cl[grp] == cl[grp][0]) for grp in (b, ~b)):
+        pytest.skip("a group inside one cluster (tested separately)")
+    x = np.c_[np.ones(y.size), b.astype(float)]
+    se, df = dense_cr2(y, x, cl, np.array([0.0, -1.0]))
+    r = st.diff_cr2(y[~b], cl[~b], y[b], cl[b])
+    assert r.estimate == pytest.approx(y[~b].mean() - y[b].mean())
+    assert r.se == pytest.approx(se, rel=1e-10)
+    assert r.df == pytest.approx(df, rel=1e-10)
+    assert r.p_value == pytest.approx(2 * sps.t.sf(abs(r.estimate / se), df))
+    # the ClusterSide form gives the same numbers
+    g = int(cl.max()) + 1
+    rs = st.diff_cr2_sides(st.cluster_side(y[~b], cl[~b], g), st.cluster_side(y[b], cl[b], g))
+    assert (rs.se, rs.df, rs.ci_low, rs.p_value) == (r.se, r.df, r.ci_low, r.p_value)
+
+
+def test_diff_cr2_two_clusters_df_above_g_minus_1() -> None:
+    """The two-group Satterthwaite df is not bounded by G - 1 (rank of the form can be G)."""
+    y = np.array([1.0, 2.0, 4.0, 0.5, 3.0, 2.5, 1.5])
+    cl = np.array([0, 0, 0, 1, 1, 1, 1])
+    b = np.array([False, True, False, True, False, True, False])
+    se, df = dense_cr2(y, np.c_[np.ones(7), b.astype(float)], cl, np.array([0.0, -1.0]))
+    r = st.diff_cr2(y[~b], cl[~b], y[b], cl[b])
+    assert r.df == pytest.approx(df) and r.se == pytest.approx(se)
+
+
+@pytest.mark.parametrize(("g", "m"), [(2, 3), (3, 4), (5, 2), (9, 5)])
+def test_cr2_balanced_is_cr1_factor_and_g_minus_1_df(g: int, m: int) -> None:
+    """Equal clusters: se^2 = G/(G-1) sum_g S_g^2 / n^2 and BM df = G - 1 (by hand: Q_gg =
+    m/n^2, off-diagonal R_gh = 1/(G^2 m (G-1)) ... sum = 1/(G^2 m^2 (G-1)), numerator 1/n^2)."""
+    rng = np.random.default_rng(g * 10 + m)
+    cl = np.repeat(np.arange(g), m)
+    y = rng.normal(size=g * m) + rng.normal(size=g)[cl]
+    n = g * m
+    s = np.array([np.sum(y[cl == k] - y.mean()) for k in range(g)])
+    r = st.cluster_mean_cr2(y, cl)
+    assert r.se ** 2 == pytest.approx(g / (g - 1) * np.sum(s ** 2) / n ** 2, rel=1e-12)
+    assert r.df == pytest.approx(g - 1, rel=1e-12)
+    # with K = 1 the CR1 factor is G/(G-1) too: the two agree on equal clusters
+    assert r.se == pytest.approx(st.clustered_se(y, cl), rel=1e-12)
+
+
+def test_cr2_balanced_two_group_df() -> None:
+    """Both groups in every cluster with equal counts: the same hand result, df = G - 1."""
+    g, ma, mb = 6, 3, 2
+    rng = np.random.default_rng(7)
+    ca, cb = np.repeat(np.arange(g), ma), np.repeat(np.arange(g), mb)
+    a, b = rng.normal(size=ca.size), rng.normal(size=cb.size) + 0.3
+    r = st.diff_cr2(a, ca, b, cb)
+    assert r.df == pytest.approx(g - 1, rel=1e-12)
+    infl = np.array([np.sum(a[ca == k] - a.mean()) / a.size - np.sum(b[cb == k] - b.mean()) / b.size
+                     for k in range(g)])
+    assert r.se ** 2 == pytest.approx(g / (g - 1) * np.sum(infl ** 2), rel=1e-12)
+
+
+def test_cr1_beside_still_matches_statsmodels() -> None:
+    rng = np.random.default_rng(3)
+    y, cl = _unbalanced(rng)
+    fit = sm.OLS(y, np.ones(y.size)).fit(cov_type="cluster", cov_kwds={"groups": cl})
+    ps = st.paired_summary(y, cl, bootstrap=False)
+    assert ps.se_clustered == pytest.approx(float(fit.bse[0]))
+    assert ps.p_clustered == pytest.approx(2 * sps.t.sf(abs(y.mean() / fit.bse[0]), np.unique(cl).size - 1))
+    r = st.cluster_mean_cr2(y, cl)
+    assert (ps.se_cr2, ps.df_cr2, ps.ci_low_cr2, ps.ci_high_cr2, ps.p_cr2) == (
+        r.se, r.df, r.ci_low, r.ci_high, r.p_value)
+    b = rng.random(y.size) < 0.5
+    x = np.c_[np.ones(y.size), b.astype(float)]
+    fit2 = sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": cl}, use_t=True)
+    ds = st.diff_clustered(y[~b], cl[~b], y[b], cl[b])
+    assert ds.se == pytest.approx(float(fit2.bse[1])) and ds.p_value == pytest.approx(float(fit2.pvalues[1]))
+
+
+def test_cr2_undefined_is_null() -> None:
+    one = st.cluster_mean_cr2([1.0, 2.0, 3.0], ["s", "s", "s"])  # G = 1: the whole sample
+    assert one.estimate == 2.0 and (one.se, one.df, one.ci_low, one.ci_high, one.p_value) == (None,) * 5
+    empty = st.cluster_mean_cr2([], [])
+    assert empty.estimate is None and empty.se is None
+    # group b entirely in cluster "x": 1 - b_g / n_b = 0, its variance not estimable
+    r = st.diff_cr2([1.0, 2.0, 3.0, 5.0], ["x", "y", "y", "z"], [0.0, 1.0], ["x", "x"])
+    assert r.estimate == pytest.approx(2.75 - 0.5)
+    assert (r.se, r.df, r.ci_low, r.ci_high, r.p_value) == (None,) * 5
+    assert st.diff_cr2([1.0], ["x"], [], []).estimate is None
+    # zero variance: se 0, no p (t undefined), interval collapses to the point
+    z = st.cluster_mean_cr2([2.0, 2.0, 2.0], ["a", "b", "b"])
+    assert z.se == 0.0 and z.p_value is None and z.ci_low == z.ci_high == 2.0
+
+
+# --------------------------------------------------------------------------- pass^k interval
+
+
+def test_pass_k_interval_by_hand() -> None:
+    """Items (c passes of n): s0 (3/3, 2/3), s1 (1/3, 3/3), s2 (0/3, 2/2); k = 2.
+    Per item C(c,2)/C(n,2): 1, 1/3 | 0, 1 | 0, 1 -> p = (1 + 1/3 + 0 + 1 + 0 + 1)/6 = 5/9.
+    Residuals per scenario: s0 4/3 - 10/9 = 2/9, s1 1 - 10/9 = -1/9, s2 -1/9; CR1 var (K = 1)
+    = 3/2 * (4 + 1 + 1)/81 / 36 = 1/324; binomial var p(1-p)/6 = 20/486 -> deff = 0.075, floored
+    at G/m = 1/2; n_eff = 6 / 0.5 * (z / t_2)^2, Wilson on (p n_eff, n_eff)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    c, n, sc = [3, 2, 1, 3, 0, 2], [3, 3, 3, 3, 3, 2], ["s0", "s0", "s1", "s1", "s2", "s2"]
+    r = st.pass_k_interval(c, n, sc, 2)
+    assert r.estimate == pytest.approx(5 / 9) and (r.items, r.clusters) == (6, 3)
+    ne = 6 / 0.5 * (sps.norm.ppf(0.975) / sps.t.ppf(0.975, 2)) ** 2
+    lo, hi = proportion_confint(5 / 9 * ne, ne, alpha=0.05, method="wilson")
+    assert (r.ci_low, r.ci_high) == (pytest.approx(lo), pytest.approx(hi))
+    assert r.method == "wilson_design_effect_t" == st.PASS_K_METHOD
+    old = st.pass_k_interval(c, n, sc, 2, method="cluster_t_clipped")
+    half = sps.t.ppf(0.975, 2) * np.sqrt(1 / 324)
+    assert (old.ci_low, old.ci_high) == (pytest.approx(5 / 9 - half), pytest.approx(min(1.0, 5 / 9 + half)))
+    means = st.pass_k_interval(c, n, sc, 2, method="scenario_means_t_clipped")
+    sm_ = np.array([2 / 3, 1 / 2, 1 / 2])
+    h2 = sps.t.ppf(0.975, 2) * np.std(sm_, ddof=1) / np.sqrt(3)
+    assert (means.ci_low, means.ci_high) == (pytest.approx(sm_.mean() - h2), pytest.approx(sm_.mean() + h2))
+
+
+def test_pass_k_interval_all_pass_is_not_a_point() -> None:
+    """3 of 3 scenarios all passing: the t interval collapses to [1, 1]; the headline keeps a
+    lower bound below 1 (deff 1, Wilson on n (z/t_2)^2)."""
+    r = st.pass_k_interval([3] * 6, [3] * 6, [0, 0, 1, 1, 2, 2], 2)
+    old = st.pass_k_interval([3] * 6, [3] * 6, [0, 0, 1, 1, 2, 2], 2, method="cluster_t_clipped")
+    assert (old.ci_low, old.ci_high) == (1.0, 1.0)
+    ne = 6 * (sps.norm.ppf(0.975) / sps.t.ppf(0.975, 2)) ** 2
+    z = sps.norm.ppf(0.975)
+    assert r.ci_high == 1.0 and r.ci_low == pytest.approx(ne / (ne + z * z))  # Wilson at p = 1
+    one = st.pass_k_interval([1, 2], [2, 2], ["s", "s"], 1)
+    assert one.estimate == 0.75 and (one.ci_low, one.ci_high) == (None, None)
+    with pytest.raises(ValueError, match="unknown pass"):
+        st.pass_k_interval([1], [2], ["s"], 1, method="nope")
