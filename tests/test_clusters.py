@@ -175,6 +175,22 @@ def test_a_cluster_of_its_own_field_and_planned_rows(tmp_path: Path) -> None:
     assert cell["se_clustered"] == pytest.approx(float(_ols_cluster(y, np.ones((6, 1)), g).bse[0]), rel=1e-12)
 
 
+def test_the_power_plan_counts_clusters_and_says_so(tmp_path: Path) -> None:
+    """With ``cluster:`` set, the plan's G is the clusters (3 groups of 2 scenarios, 2 trials
+    each), and its sentence counts them by name; without it, 6 scenarios."""
+    rows = [{"scenario": f"s{i}", "group": f"g{i // 2}", "variant": v, "trial": t, "judge": "j",
+             "overall": float((i * 3 + t * 5 + (v == "a")) % 10 + 1)}
+            for i in range(6) for v in ("a", "b") for t in (1, 2)]
+    f = _write(tmp_path / "rows.jsonl", rows)
+    base = {**FAST, "scores": ["overall"], "flags": None, "verdict": None}
+    named = pipeline.run([f], load_config(overrides={**base, "cluster": "group"})).doc["contrasts"][0]
+    plain = pipeline.run([f], load_config(overrides=base)).doc["contrasts"][0]
+    assert (named["clusters"], plain["clusters"]) == (3, 6)
+    assert "group clusters" in named["power_statement"] and "scenarios" not in named["power_statement"]
+    assert "scenarios" in plain["power_statement"]
+    assert "clusters" not in plain["power_statement"]
+
+
 def test_a_scenario_in_two_clusters_is_an_error_naming_file_line_field(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows = [{"scenario": "s1", "group": "g1", "variant": "a", "trial": 1, "judge": "j", "overall": 5},

@@ -101,3 +101,17 @@ def test_df1_trials_needed_case_of_the_issue() -> None:
     assert t_need is not None and plan["trials_needed"] == t_need
     v = 0.001 + 1.0 * 3.0 / t_need
     assert st.power_t(0.5, math.sqrt(v / 2), 1) >= 0.8 > st.power_t(0.5, math.sqrt((0.001 + 3.0 / (t_need - 1)) / 2), 1)
+
+
+def test_the_statement_names_the_unit_it_counts() -> None:
+    """The plan's G is clusters when the config sets one: the sentence counts them by name,
+    with the same numbers as the default (which counts scenarios)."""
+    default = st.cluster_power_plan(0.2, 1.0, 9, 3.0, 0.5, 0.05, 0.8)
+    named = st.cluster_power_plan(0.2, 1.0, 9, 3.0, 0.5, 0.05, 0.8, unit="question_id clusters")
+    assert {k: v for k, v in named.items() if k != "statement"} == \
+        {k: v for k, v in default.items() if k != "statement"}
+    assert default["scenarios_needed"] is not None and default["scenarios_needed"] > 9
+    g = default["scenarios_needed"]
+    assert named["statement"].startswith(f"80% power needs {g} question_id clusters at the current trials")
+    assert default["statement"].startswith(f"80% power needs {g} scenarios at the current trials")
+    assert "at the current 9" in named["statement"]

@@ -699,7 +699,8 @@ def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset:
             bv, wv, g_plan, t0 = stats.combine_variance_components(scope.components(a), scope.components(b))
     else:
         bv, wv, g_plan, t0 = None, None, 0, 0.0
-    plan = stats.cluster_power_plan(bv, wv, g_plan, t0, cfg.target_effect, cfg.alpha, cfg.power)
+    plan = stats.cluster_power_plan(bv, wv, g_plan, t0, cfg.target_effect, cfg.alpha, cfg.power,
+                                    unit="scenarios" if cfg.cluster is None else f"{cfg.cluster_name} clusters")
     rec = {
         "a": a, "b": b, "field": fld, "subset": subset, "judge": judge,
         "mean_a": float(xa.mean()) if xa.size else None, "valid_n_a": int(xa.size),

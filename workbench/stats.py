@@ -2693,8 +2693,10 @@ def cluster_power_plan(
     alpha: float = 0.05,
     power: float = 0.8,
     max_clusters: int = 100_000,
+    unit: str = "scenarios",
 ) -> dict[str, Any]:
-    """Power in the unit that limits it: scenarios, and what more trials can reach.
+    """Power in the unit that limits it: scenarios (or the clusters ``unit`` names, e.g.
+    ``question_id clusters``, in the statement), and what more trials can reach.
 
     Model for an estimate averaged over G scenario-level contrasts D_g with
     Var(D_g) = between_var + within_var * T0 / T (``between_var``: variance of the true
@@ -2757,15 +2759,15 @@ def cluster_power_plan(
                 t_lo = mid + 1
         out["trials_needed"] = int(t_hi)
     out["power_monotone"] = _monotone_visits(seen, clusters, trials)
-    g_text = (f"{out['scenarios_needed']} scenarios" if out["scenarios_needed"] is not None
-              else f"more than {max_clusters} scenarios")
+    g_text = (f"{out['scenarios_needed']} {unit}" if out["scenarios_needed"] is not None
+              else f"more than {max_clusters} {unit}")
     if out["power_now"] >= power:
-        out["statement"] = f"the current {clusters} scenarios already reach {power:.0%} power"
+        out["statement"] = f"the current {clusters} {unit} already reach {power:.0%} power"
     elif out["trials_needed"] is not None:
         out["statement"] = (f"{power:.0%} power needs {g_text} at the current trials, or "
                             f"{out['trials_needed']} trials per scenario at the current {clusters}")
     else:
-        out["statement"] = (f"more trials cannot get there: with {clusters} scenarios the ceiling is "
+        out["statement"] = (f"more trials cannot get there: with {clusters} {unit} the ceiling is "
                             f"{ceiling:.0%} power; you need {g_text}")
     if not out["power_monotone"]:
         out["statement"] += " (power was not monotone where searched: these may not be the smallest)"
