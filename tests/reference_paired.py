@@ -216,7 +216,8 @@ def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str 
             both[fld].to_numpy(), both["scenario"].to_numpy(), (both["variant"] == a).to_numpy(),
             (both["scenario"] + "\x1f" + both["variant"] + "\x1f" + both["trial"].cast(pl.String)).to_numpy())
             if va.height and vb.height else (None, None, 0, 0.0))
-    plan = stats.cluster_power_plan(bv, wv, g_plan, t0, cfg.target_effect, cfg.alpha, cfg.power)
+    plan = stats.cluster_power_plan(bv, wv, g_plan, t0, cfg.target_effect, cfg.alpha, cfg.power,
+                                    unit="scenarios" if cfg.cluster is None else f"{cfg.cluster_name} clusters")
     rec = {
         "a": a, "b": b, "field": fld, "subset": subset, "judge": judge,
         "mean_a": float(xa.mean()) if xa.size else None, "valid_n_a": int(xa.size),

@@ -57,10 +57,11 @@ def test_arena_hard_explode_values_weights_flip_and_missing_games(tmp_path: Path
     assert len(bad) == 1 and bad[0]["bucket"] == "malformed" and "field 'games' is a JSON string" in bad[0]["reason"]
     assert rows[(6, "1")]["bucket"] == "non_numeric"
     assert "'A?B' is not in the value mapping (A>>B, A>B" in rows[(6, "1")]["reason"]
-    # harness (v0.1): weighted credit over kept games: q1 3*1 + 1*1, q2 1*0 + 1*0.5, q3 1*0,
-    # q4 1*0, q6 game 2 (B>A in position 2 -> model is A -> 0) 1*0 -> 4.5 / 9
+    # harness (v0.1): show_result.py reads game["score"] of a null game (TypeError, line 3)
+    # and games[1] of a one-game row (IndexError, line 4): it prints nothing, and says why
     (fig,) = a.doc["harness"]["figures"]
-    assert math.isclose(fig["value"], 100 * 4.5 / 9)
+    assert fig["value"] is None
+    assert "m.jsonl:3: a null game: game['score'] raises TypeError (and 1 more)" in fig["note"]
     (p,) = a.doc["harness"]["position_swap"]
     assert (p["items"], p["both_usable"], p["one_missing"], p["both_missing"]) == (5, 2, 3, 0)
     assert p["disagree"] == 1  # q2: loss vs tie

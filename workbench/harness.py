@@ -19,10 +19,12 @@ in each preset and in docs/real-data.md):
 * ``wildbench`` (leaderboard/data_dir/_create_tables.py): ``score`` = mean of every row's
   score, ``adjusted_score = (score - 5) * 2``, ``total`` = rows; a file whose name contains
   "128", "256", ... is skipped by the harness (said in the record's note).
-* ``arena_hard`` (show_result.py): v0.1 keeps each game with a verdict (weight 3 for ``>>``,
-  a null game dropped alone), v2.0 drops a row with any null game; score = 100 * weighted win
-  share against the baseline, ties half (the single-baseline Bradley-Terry MLE); a model that
-  is the baseline is 50 by construction.
+* ``arena_hard`` (show_result.py): v0.1 keeps each game with one of its five labels (weight
+  3 for ``>>``; a game whose score is null dropped alone; a null game object or a one-game row
+  stops the script, so no figure, and the note says where), v2.0 (rows with ``uid``, or "v2" in
+  the bench folder) drops a row with any null game or score and prints a figure per category;
+  score = 100 * weighted win share against the baseline, ties half (the single-baseline
+  Bradley-Terry MLE); a model that is the baseline is 50 by construction.
 * ``inspect`` (scorer/_metrics accuracy, stderr): C 1, P 0.5, I 0, N 0 (NOANSWER as 0: the
   zero-filled counterfactual), mean and sample sd / sqrt(n) (0 when n < 2) over scored
   samples; logs written by vitals (R) use vitals' rule (grades I < P < C as 0, 1, 2 divided by
@@ -100,22 +102,26 @@ def _fastchat_single(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
 
 
 def _pair_games(rows: pl.DataFrame, cfg: Config) -> dict[tuple[str, int], dict[str, Any]]:
-    """Per input row (file, line): its games' labels by position, variant, judge, opponent."""
+    """Per input row (file, line): its games' labels by position, variant, judge, opponent,
+    and how each position was written (``shape``: ``absent`` when the list was shorter,
+    ``null`` when the game itself is null, else ``game``), what the harness's reader sees."""
     hl = cfg.headline
     read = _read(rows)
     out: dict[tuple[str, int], dict[str, Any]] = {}
-    cols = ["file", "line", "variant", "judge", "trial", f"{hl}__label", f"{hl}__raw"]
-    opp = "x_opponent" in read.columns
-    base = "x_baseline" in read.columns
-    for r in read.select(cols + (["x_opponent"] if opp else []) + (["x_baseline"] if base else [])
-                         + [c for c in read.columns if c == "path_bench"]).iter_rows(named=True):
+    cols = ["file", "line", "variant", "judge", "trial", "reason", f"{hl}__label", f"{hl}__raw"]
+    extra = [c for c in ("x_opponent", "x_baseline", "x_uid", "x_category", "path_bench") if c in read.columns]
+    for r in read.select(cols + extra).iter_rows(named=True):
         key = (r["file"], r["line"])
         item = out.setdefault(key, {"variant": r["variant"], "judge": r["judge"], "games": {},
-                                    "credit": {}, "opponent": r.get("x_opponent"),
+                                    "credit": {}, "shape": {}, "opponent": r.get("x_opponent"),
                                     "baseline": r.get("x_baseline"), "bench": r.get("path_bench"),
-                                    "file": r["file"]})
+                                    "uid": r.get("x_uid"), "category": r.get("x_category"),
+                                    "file": r["file"], "line": r["line"]})
+        why = r["reason"] or ""
         item["games"][r["trial"]] = r[f"{hl}__label"]
         item["credit"][r["trial"]] = r[f"{hl}__raw"]
+        item["shape"][r["trial"]] = ("absent" if "no judgment in the row" in why
+                                     else "null" if "the judgment is null" in why else "game")
     return out
 
 
@@ -196,49 +202,105 @@ def _wildbench(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
     return out
 
 
+ARENA_V01_LABELS = {"A>>B", "A>B", "A=B", "B>A", "B>>A"}
+"""The labels show_result.py v0.1 (get_battles_from_row) gives a battle; any other label,
+``A<<B`` and ``B=A`` included, gets weight 0 there (v2.0's label_to_score knows all ten)."""
+
+
+def _arena_version(it: dict[str, Any]) -> str:
+    """Which show_result.py reads this row: v2.0's load_judgments keys battles by ``uid`` (and
+    needs ``category``), v0.1's get_battles_from_row by ``question_id``: a row carrying ``uid``
+    is v2.0-shaped whatever its folder is called; otherwise the data/<bench> folder decides."""
+    return "v2.0" if it.get("uid") is not None or "v2" in str(it["bench"] or "") else "v0.1"
+
+
 def _arena_hard(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
+    """show_result.py line for line (v0.1 @ e883410/0489bf3, v2.0 @ 196f6b8): per row, game 1
+    (the baseline is A) and game 2 (swapped).
+
+    * v0.1: a game whose label is one of :data:`ARENA_V01_LABELS` gives ``weight`` battles
+      (3 for ``>>``), any other label (null included) none: that game alone is dropped. A row
+      with fewer than two games or a null game stops the harness (``row["games"][1]``:
+      IndexError; ``None["score"]``: TypeError): it prints nothing, and the record says so.
+    * v2.0: a row with a null game or a null score is dropped whole (line 31); a row with
+      fewer than two games stops it (IndexError), as does a label outside label_to_score
+      (KeyError); the default leaderboard is ``--category hard_prompt``: rows of another
+      category are another leaderboard (a record per category). It prints the mean of 100
+      unseeded bootstrap means, which varies around the point value computed here.
+    """
     params = cfg.harness or {}
     weights = {k: w for k, (_, w) in (cfg.values or {}).items()}
     scale = float(cfg.unit.get("scale", 1))
     items = _pair_games(rows, cfg)
-    acc: dict[tuple[str, str], dict[str, Any]] = {}
+    acc: dict[tuple[str, str, str | None], dict[str, Any]] = {}
     for it in items.values():
-        key = (it["variant"], it["judge"])
+        version = _arena_version(it)
+        v2 = version == "v2.0"
+        key = (it["variant"], it["judge"], it["category"] if v2 else None)
         a = acc.setdefault(key, {"wc": 0.0, "w": 0.0, "games": 0, "null_games": 0, "dropped_rows": 0,
-                                 "empty_rows": 0, "half_rows": 0,
+                                 "empty_rows": 0, "half_rows": 0, "stops": [],
                                  "baseline": it["baseline"] or params.get("baseline"),
-                                 "v2": "v2" in str(it["bench"] or ""), "bench": it["bench"]})
-        games = [(pos, it["games"].get(pos), it["credit"].get(pos)) for pos in ("1", "2")]
-        usable = [(pos, lab, c) for pos, lab, c in games if lab in weights and c is not None]
-        if a["v2"] and len(usable) < len(games):
-            a["dropped_rows"] += 1
-            a["null_games"] += len(games) - len(usable)
+                                 "v2": v2, "bench": it["bench"]})
+        a["v2"] = a["v2"] or v2
+        shapes = [it["shape"].get(pos, "absent") for pos in ("1", "2")]
+        labels = [it["games"].get(pos) for pos in ("1", "2")]
+        where = f"{Path(str(it['file'])).name}:{it['line']}"
+        if "absent" in shapes:
+            a["stops"].append(f"{where} has {shapes.count('game') + shapes.count('null')} game(s): "
+                              "games[1] raises IndexError")
             continue
+        if v2:
+            if "null" in shapes or any(lab is None for lab in labels):
+                a["dropped_rows"] += 1
+                a["null_games"] += sum(lab is None for lab in labels)
+                continue
+            unknown = [lab for lab in labels if lab not in weights]
+            if unknown:
+                a["stops"].append(f"{where}: label {unknown[0]!r} is not in label_to_score (KeyError)")
+                continue
+        elif "null" in shapes:
+            a["stops"].append(f"{where}: a null game: game['score'] raises TypeError")
+            continue
+        known = weights if v2 else {k: w for k, w in weights.items() if k in ARENA_V01_LABELS}
+        games = [(lab, it["credit"].get(pos)) for pos, lab in zip(("1", "2"), labels, strict=True)]
+        usable = [(lab, c) for lab, c in games if lab in known and c is not None]
         a["null_games"] += len(games) - len(usable)
         if not usable:
             a["empty_rows"] += 1
         elif len(usable) < len(games):
             a["half_rows"] += 1
-        for _, lab, c in usable:
-            w = weights[lab]  # the value mapping's weight: 3 for a ">>" verdict
+        for lab, c in usable:
+            w = known[lab]  # the value mapping's weight: 3 for a ">>" verdict
             a["wc"] += w * (c / scale)
             a["w"] += w
             a["games"] += 1
     out = []
-    for (variant, judge), a in sorted(acc.items(), key=lambda kv: tuple(map(str, kv[0]))):
+    for (variant, judge, category), a in sorted(acc.items(), key=lambda kv: tuple(map(str, kv[0]))):
         version = "v2.0" if a["v2"] else "v0.1"
+        figure = "score" if category in (None, "hard_prompt") else f"score ({category})"
+        cat = "" if category is None else (f"; category {category}" + (
+            " (the default --category)" if category == "hard_prompt"
+            else ": printed only with --category " + str(category)))
         if variant == a["baseline"]:
-            out.append(_rec("arena_hard", variant, judge, "score", 50.0, a["games"],
+            out.append(_rec("arena_hard", variant, judge, figure, 50.0, a["games"],
                             f"{version}: the baseline judged against itself; the harness ignores these "
-                            "battles and reports 50 by construction"))
+                            f"battles and reports 50 by construction{cat}"))
+            continue
+        if a["stops"]:
+            more = f" (and {len(a['stops']) - 1} more)" if len(a["stops"]) > 1 else ""
+            out.append(_rec("arena_hard", variant, judge, figure, None, None,
+                            f"{version}: show_result.py stops before printing: {a['stops'][0]}{more}; "
+                            "it prints no figure for these rows"))
             continue
         score = 100 * a["wc"] / a["w"] if a["w"] else None
         drop = (f"{a['dropped_rows']} row(s) with a null game dropped whole" if a["v2"]
-                else f"{a['null_games']} null game(s) dropped: {a['half_rows']} row(s) kept with their other "
-                     f"game, {a['empty_rows']} row(s) with no usable game at all")
-        out.append(_rec("arena_hard", variant, judge, "score", score, a["games"],
+                else f"{a['null_games']} game(s) without a v0.1 verdict dropped: {a['half_rows']} row(s) kept "
+                     f"with their other game, {a['empty_rows']} row(s) with no usable game at all")
+        printed = ("; it prints the mean of 100 unseeded bootstrap means (rounded to 0.1), which varies "
+                   "around this point value") if a["v2"] else ""
+        out.append(_rec("arena_hard", variant, judge, figure, score, a["games"],
                         f"{version} vs baseline {a['baseline']}: {a['games']} games kept = "
-                        f"{a['w']:g} weighted battles; {drop}"))
+                        f"{a['w']:g} weighted battles; {drop}{cat}{printed}"))
     return out
 
 

@@ -621,8 +621,8 @@ def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
                 with_k = full.height
                 if full.height:
                     c_, n_, sc = full["c"].to_numpy(), full["n"].to_numpy(), full["__cluster"].to_numpy()
-                    # items clustered by their cluster; headline: Wilson on the design-effect n with a t(G-1) correction (the CR1
-                    # t interval beside it under-covered at 3-5 scenarios: 82-92 %)
+                    # items clustered by their cluster; headline: Wilson on the design-effect n with a
+                    # t(G-1) correction (the CR1 t interval beside it under-covered at 3-5 scenarios: 82-92 %)
                     head = stats.pass_k_interval(c_, n_, sc, k, cfg.confidence)
                     before = stats.pass_k_interval(c_, n_, sc, k, cfg.confidence, method="cluster_t_clipped")
                     phk, phk_lo, phk_hi = head.estimate, head.ci_low, head.ci_high

@@ -31,8 +31,8 @@ from typing import Any
 import krippendorff as _krippendorff
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats as _sps
 from scipy import special as _sps_special
+from scipy import stats as _sps
 
 __all__ = [
     "CellStats",
