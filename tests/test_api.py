@@ -34,8 +34,9 @@ def test_api_frames_match_the_pipeline() -> None:
     con = wb.contrasts(rows, cfg)
     assert con["diff"].to_list() == [c["diff"] for c in a.doc["contrasts"]]
     claims = wb.claims(rows, cfg, str(EX / "claims.yaml"))
-    # the example's three claims (data/example/README.md): refuted, a shrink and one that holds
-    assert claims["verdict"].to_list() == ["refuted", "shrinks", "holds"]
+    # the example's three claims (data/example/README.md): two refuted and one that holds
+    # claim 2: its own 95% interval [0.13, 1.11] excludes 0, its Holm 97.5% one [-0.09, 1.32] does not
+    assert claims["verdict"].to_list() == ["refuted", "refuted", "holds"]
     pub = wb.published_check(rows, cfg, str(EX / "published_scorecard.csv"))
     assert pub.height == 12 and isinstance(pub, pl.DataFrame)
     pdf = wb.scorecard_table(rows, cfg).to_pandas()

@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 from cr2_reference import dense_diff
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import fisher_exact
 
 from workbench import check, cli, pipeline, schemas, stats
@@ -271,7 +273,9 @@ CLAIM_KEYS = {"name", "field", "subset", "a", "b", "claimed", "recomputed", "ci_
               "valid_n_b", "rows_b", "bound_low", "bound_high", "verdict", "confounded", "notes",
               "judge", "status_a", "status_b", "missing_rate_a", "missing_rate_b", "fisher_p",
               "missingness_p", "missingness_method", "missingness_min_p", "judge_missingness_p", "p", "p_holm",
-              "equivalence_margin", "confounded_missing", "confounded_judges", "confounding_notes"}
+              "equivalence_margin", "confounded_missing", "confounded_judges", "confounding_notes",
+              "verdict_ci_low", "verdict_ci_high", "verdict_confidence", "verdict_ci_method",
+              "verdict_family"}
 
 
 def test_real_effect_holds(tmp_path: Path) -> None:
@@ -628,3 +632,95 @@ def test_unnamed_claims_on_one_pair_get_distinct_names(tmp_path: Path) -> None:
                     "- {a: A, b: B, field: honesty, subset: fw, claimed: 0.2}\n", encoding="utf-8")
     names = [c["name"] for c in check.read_claims(str(path))]
     assert names == ["A vs B", "A vs B (honesty)", "A vs B (honesty, fw)"]
+
+
+# --------------------------------------------------------------------------- verdicts on the family
+
+
+def test_holm_stepdown_levels_by_hand() -> None:
+    # sorted 0.01 (step 1: 0.01 < 0.05/3, rejected at 98.33%), 0.03 (step 2: 0.03 >= 0.05/2,
+    # the procedure stops: 97.5% for it and every later one)
+    assert stats.holm_stepdown_levels([0.01, 0.04, 0.03], 0.05) == pytest.approx([1 - 0.05 / 3, 0.975, 0.975])
+    # every step rejects: 1 - alpha/2, then 1 - alpha
+    assert stats.holm_stepdown_levels([0.002, 0.001], 0.05) == pytest.approx([0.95, 0.975])
+    # the procedure stops at once: every claim at the Bonferroni level
+    assert stats.holm_stepdown_levels([0.5, None, 0.03], 0.05) == pytest.approx([0.975, None, 0.975])
+    # 0.02 < 0.05/2 is rejected at 97.5%; then 0.5 >= 0.05/1 stops at 95%
+    assert stats.holm_stepdown_levels([0.5, None, 0.02], 0.05) == pytest.approx([0.95, None, 0.975])
+    assert stats.holm_stepdown_levels([0.04], 0.05) == pytest.approx([0.95])
+    assert stats.holm_stepdown_levels([None, None], 0.05) == [None, None]
+
+
+@given(st.lists(st.one_of(st.none(), st.floats(1e-9, 1.0)), min_size=1, max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_a_level_excludes_zero_exactly_when_the_holm_p_is_below_alpha(ps: list[float | None]) -> None:
+    """The interval at level L excludes 0 iff the test's p < 1 - L (t duality); so the
+    step-down intervals agree with Holm's adjusted p (stats.holm, the max-accumulate formula)."""
+    levels = stats.holm_stepdown_levels(ps, 0.05)
+    for p, level, adj in zip(ps, levels, stats.holm(ps), strict=True):
+        assert (level is None) == (p is None)
+        if p is not None:
+            assert (p < 1 - level - 1e-15) == (adj < 0.05 - 1e-12) or abs(adj - 0.05) < 1e-9
+
+
+def test_verdicts_read_the_holm_interval_of_the_family(tmp_path: Path) -> None:
+    """Three claims: each verdict interval is the dense CR2 BM t interval at the Holm level
+    computed here by hand from the three p-values; a claim whose 95% interval excludes 0 but
+    whose family interval does not is not `holds`."""
+    rows = generate(3, {"A": 0.0, "B": 0.6, "C": 1.6, "D": 0.0})
+    for k, v in enumerate("ABCD"):
+        drop(rows, 40 + k, v, 3)
+    data, cfg = setup(tmp_path, rows)
+    spec = [("ba", "B", "A", 0.6), ("ca", "C", "A", 1.6), ("da", "D", "A", 0.3)]
+    path = write_claims(tmp_path / "claims.yaml", [{"name": n, "a": a, "b": b, "claimed": c}
+                                                   for n, a, b, c in spec])
+    recs = check.check_claims(data, cfg, check.read_claims(path)).to_dicts()
+    dense = []
+    for _, a, b, _ in spec:
+        ra = [r for r in pick(rows, a) if usable(r, "overall")]
+        rb = [r for r in pick(rows, b) if usable(r, "overall")]
+        dense.append((ra, rb, dense_diff([r["overall"] for r in ra], [r["scenario"] for r in ra],
+                                         [r["overall"] for r in rb], [r["scenario"] for r in rb])))
+    ps = [d["p"] for _, _, d in dense]
+    order = sorted(range(3), key=lambda i: ps[i])
+    want_level, stopped = {}, False
+    for step, i in enumerate(order):
+        if not stopped:
+            level = 1 - 0.05 / (3 - step)
+            stopped = ps[i] >= 0.05 / (3 - step)
+        want_level[i] = level
+    for i, (rec, (ra, rb, d)) in enumerate(zip(recs, dense, strict=True)):
+        assert rec["p"] == pytest.approx(d["p"], rel=1e-9)
+        assert rec["verdict_confidence"] == pytest.approx(want_level[i], abs=1e-15)
+        wide = dense_diff([r["overall"] for r in ra], [r["scenario"] for r in ra],
+                          [r["overall"] for r in rb], [r["scenario"] for r in rb], want_level[i])
+        assert rec["verdict_ci_low"] == pytest.approx(wide["ci_low"], abs=1e-9)
+        assert rec["verdict_ci_high"] == pytest.approx(wide["ci_high"], abs=1e-9)
+        assert rec["verdict_ci_method"] == "holm_stepdown_cr2_bm" and rec["verdict_family"] == 3
+        assert (rec["ci_low"], rec["ci_high"]) == pytest.approx((d["ci_low"], d["ci_high"]), abs=1e-9)
+        excludes = rec["verdict_ci_low"] > 0 or rec["verdict_ci_high"] < 0
+        assert excludes == (rec["p_holm"] < 0.05)
+        assert f"({want_level[i]:.2%}" not in rec["notes"][0]
+        assert rec["notes"][0].startswith(f"on the {want_level[i]:.2%} Holm interval")
+    # the family changes a verdict here: B - A's own 95% interval excludes 0, its Holm one does not
+    ba = recs[0]
+    assert ba["ci_low"] > 0 and ba["verdict_ci_low"] <= 0 and ba["verdict"] == "inconclusive", ba
+    assert recs[1]["verdict"] == "holds"
+    # one claim alone: the family is itself, the verdict interval its 95% interval
+    path1 = write_claims(tmp_path / "one.yaml", [{"name": "ba", "a": "B", "b": "A", "claimed": 0.6}])
+    (one,) = check.check_claims(data, cfg, check.read_claims(path1)).to_dicts()
+    assert one["verdict_confidence"] == pytest.approx(0.95) and one["verdict_family"] == 1
+    assert (one["verdict_ci_low"], one["verdict_ci_high"]) == (one["ci_low"], one["ci_high"])
+    assert one["verdict"] == "holds" and not one["notes"][0].startswith("on the")
+
+
+def test_a_zero_width_interval_is_insufficient(tmp_path: Path) -> None:
+    """Each side constant (7 and 5 in every scenario): the difference is 2 with se 0, no p,
+    an interval of zero width: a degenerate design, never `holds`."""
+    rows = [{"scenario": s, "variant": v, "trial": t, "judge": j, "overall": 7 if v == "A" else 5}
+            for s in SCENARIOS for v in "AB" for t in TRIALS for j in JUDGES]
+    rec, _, _ = claim_for(rows, tmp_path, "A", "B", 2.0)
+    assert rec["recomputed"] == 2.0 and rec["ci_low"] == rec["ci_high"] == 2.0
+    assert rec["p"] is None and rec["verdict_confidence"] is None and rec["verdict_family"] is None
+    assert rec["verdict"] == "insufficient"
+    assert "zero width" in rec["notes"][0] and "degenerate" in rec["notes"][0]

@@ -887,9 +887,13 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
     ``alpha``; ``confounded_judges``: different judge sets whose own missing rates differ), with
     ``confounding_notes`` the sentences saying why (also in ``notes``), ``p`` (the clustered t
     p-value of the recomputed difference) with ``p_holm`` (Holm-adjusted across the claims of
-    one file), and ``verdict``:
+    one file), ``verdict_ci_low``/``verdict_ci_high`` at ``verdict_confidence`` (the claim's
+    interval at its Holm step-down level, ``verdict_ci_method`` ``holm_stepdown_cr2_bm``, in a
+    family of ``verdict_family`` claims: :func:`_family_verdicts`), and ``verdict``, read off
+    that family-adjusted interval (with one claim it is the ``confidence`` interval):
 
-    * ``insufficient``: either side is not ``measured`` (or no interval exists);
+    * ``insufficient``: either side is not ``measured``, no interval exists, or the interval
+      has zero width (no variation between clusters: a degenerate design);
     * ``holds``: the interval excludes 0 with the claim's sign and contains the claim, or the
       claim is nearer 0 than all of it;
     * ``shrinks``: same sign, but the claim is further from 0 than the whole interval;
@@ -923,12 +927,10 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
         fisher = (stats.fisher_exact_2x2(miss_a, ca["rows"], miss_b, cb["rows"])
                   if ca["rows"] and cb["rows"] else None)
         gate = _gate_reasons(ca, cfg, fld) + _gate_reasons(cb, cfg, fld)
-        verdict, why = _verdict(claimed, rec["ci_low"], rec["ci_high"], ca["status"], cb["status"],
-                                gate, cfg.equivalence_margin)
         design, seen = census.design_missingness(_units(rows, cfg, claim, fld, [a, b]), "variant",
                                                  stats.derive_seed(cfg.seed, "confound_variant", claim["name"]),
                                                  cfg.missingness_unit)
-        notes = [why]
+        notes: list[str] = []  # the verdict's reason goes first, once the family is known
         for side, c, m in (("a", ca, miss_a), ("b", cb, miss_b)):
             if m:
                 notes.append(f"{side}: {m} of {c['rows']} judgments have no valid {fld}")
@@ -975,17 +977,65 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
             "missingness_method": census.method_name("variant", design, cfg.missingness_unit),
             "missingness_min_p": seen["min_p"],
             "judge_missingness_p": judge_p,
-            "p": rec["p"], "p_holm": None, "equivalence_margin": cfg.equivalence_margin,
-            "verdict": verdict, "confounded": bool(side_flag or judge_flag),
+            "p": rec["p"], "p_holm": None,
+            "verdict_ci_low": None, "verdict_ci_high": None, "verdict_confidence": None,
+            "verdict_ci_method": None, "verdict_family": None,
+            "equivalence_margin": cfg.equivalence_margin,
+            "verdict": None, "confounded": bool(side_flag or judge_flag),
             "confounded_missing": bool(side_flag), "confounded_judges": bool(judge_flag),
             "confounding_notes": confounding, "notes": notes,
+            "_se": rec["se"], "_df": rec["df"], "_gate": gate,
         })
-    for r, adj in zip(out, stats.holm([r["p"] for r in out]), strict=True):
-        r["p_holm"] = adj
-        if r["p"] is not None:
-            r["notes"].append(f"clustered t p{_pv(r['p'])}; Holm-adjusted across the {len(out)} "
-                              f"claim{'s' if len(out) != 1 else ''} of this file: p{_pv(adj)}")
+    _family_verdicts(out, cfg)
     return schemas.frame(out, schemas.CLAIMS)
+
+
+VERDICT_CI_METHOD = "holm_stepdown_cr2_bm"
+"""``verdict_ci_method``: each claim's CR2 Bell-McCaffrey t interval at its Holm step-down
+level (:func:`workbench.stats.holm_stepdown_levels`)."""
+
+
+def _family_verdicts(out: list[dict[str, Any]], cfg: Config) -> None:
+    """Verdicts on the family-adjusted interval, the same family as ``p_holm``.
+
+    The claims of one file with a p-value are one Holm family at error rate 1 - confidence
+    (so one claim keeps its ``confidence`` interval). Each claim's ``verdict_ci_*`` is its
+    t interval at its step-down level: it excludes 0 exactly when ``p_holm`` < 1 -
+    confidence, so a family of true-null claims is called ``holds`` (or ``reverses``) for
+    any claim at most that often, however many claims the file has; the unadjusted
+    ``ci_low``/``ci_high`` stay beside it. A claim whose interval has zero width (no
+    variation between clusters: se 0, no p) is ``insufficient``: a zero-width interval is
+    not a measurement of the uncertainty.
+    """
+    fam_alpha = 1.0 - cfg.confidence
+    levels = stats.holm_stepdown_levels([r["p"] for r in out], fam_alpha)
+    adjusted = stats.holm([r["p"] for r in out])
+    family = sum(1 for r in out if r["p"] is not None)
+    for r, level, adj in zip(out, levels, adjusted, strict=True):
+        se, df, gate = r.pop("_se"), r.pop("_df"), r.pop("_gate")
+        r["p_holm"] = adj
+        if level is not None:
+            lo, hi = stats.t_interval(r["recomputed"], se, df, level)
+            r.update(verdict_ci_low=lo, verdict_ci_high=hi, verdict_confidence=level,
+                     verdict_ci_method=VERDICT_CI_METHOD, verdict_family=family)
+        claimed = r["claimed"]
+        if level is None and r["ci_low"] is not None and r["ci_low"] == r["ci_high"]:
+            verdict = "insufficient"
+            why = "; ".join([*gate, f"the interval has zero width ({_num(r['recomputed'])}: no variation "
+                             "between clusters), so it measures no uncertainty: a degenerate design, "
+                             "not evidence"])
+        else:
+            verdict, why = _verdict(claimed, r["verdict_ci_low"], r["verdict_ci_high"], r["status_a"],
+                                    r["status_b"], gate, cfg.equivalence_margin)
+            if level is not None and family > 1:
+                why = (f"on the {level:.2%} Holm interval [{_num(r['verdict_ci_low'])}, "
+                       f"{_num(r['verdict_ci_high'])}] ({family} claims): {why}")
+        r["verdict"] = verdict
+        r["notes"].insert(0, why)
+        if r["p"] is not None:
+            r["notes"].append(f"CR2 cluster-robust t (Bell-McCaffrey df) p{_pv(r['p'])}; Holm-adjusted "
+                              f"across the {family} claim{'s' if family != 1 else ''} of this file: "
+                              f"p{_pv(adj)}")
 
 
 def claim_supported(claim: dict[str, Any]) -> bool:

@@ -339,6 +339,8 @@ CLAIMS = Schema("claims", {
     "missing_rate_b": _F, "bound_low": _F, "bound_high": _F,
     "fisher_p": _F, "missingness_p": _F, "missingness_method": _S, "missingness_min_p": _F,
     "judge_missingness_p": _F, "p": _F, "p_holm": _F,
+    "verdict_ci_low": _F, "verdict_ci_high": _F, "verdict_confidence": _F,
+    "verdict_ci_method": _S, "verdict_family": _I,
     "equivalence_margin": _F, "verdict": _S, "confounded": _B,
     "confounded_missing": _B, "confounded_judges": _B,
     "confounding_notes": _LS, "notes": _LS,

@@ -363,8 +363,11 @@ def claims_text(claims: list[dict[str, Any]], confidence: float = 0.95) -> str:
 
     from . import check
 
+    family = max((c.get("verdict_family") or 0 for c in claims), default=0)
     out = [f"claims: a - b of valid means with its {100 * confidence:g}% clustered interval "
-           "(valid/rows of a vs b)"]
+           "(valid/rows of a vs b)"
+           + (f"; each verdict is read on its Holm step-down interval, a family of {family} claims"
+              if family > 1 else "")]
     for c in claims:
         line = safe(check.claim_line(c))
         word = c["verdict"].upper()

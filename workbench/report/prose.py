@@ -259,7 +259,11 @@ def _lead_claims(r: Report) -> str:
         text += ": " + "; ".join(
             f"\u201c{c['name']}\u201d claimed {signed(c['claimed'])}, recomputed "
             f"{signed(c['recomputed'])} "
-            f"{interval(c['ci_low'], c['ci_high'], sign=True)}: {c['verdict'].upper()}"
+            f"{interval(c['ci_low'], c['ci_high'], sign=True)}"
+            + (f" (Holm {c['verdict_confidence']:.2%}: "
+               f"{interval(c['verdict_ci_low'], c['verdict_ci_high'], sign=True)})"
+               if (c.get("verdict_family") or 0) > 1 else "")
+            + f": {c['verdict'].upper()}"
             for c in bad[:3]
         )
         if len(bad) > 3:

@@ -827,6 +827,12 @@ def claims_table(r: Report) -> Html:
                     ),
                 ],
                 [
+                    "verdict read on"
+                    + (f" [{c['verdict_confidence']:.2%} Holm, {c['verdict_family']} claims]"
+                       if c.get("verdict_confidence") is not None else ""),
+                    interval(c.get("verdict_ci_low"), c.get("verdict_ci_high"), sign=True),
+                ],
+                [
                     "paired on matched rows",
                     f"{signed(c.get('paired'))} "
                     f"{interval(c.get('paired_ci_low'), c.get('paired_ci_high'), sign=True)}",
@@ -1029,6 +1035,11 @@ METHODS = {
                      "Fisher's exact test, two-sided", "Fisher (1922), JRSS 85(1)"),
     "holm": ("Contrast p-values", "Holm step-down adjustment within each family (one per subset)",
              "Holm (1979), Scand. J. Statistics 6(2)"),
+    "holm_stepdown_cr2_bm": ("Claim verdicts", "each claim's CR2 Bell-McCaffrey t interval at its "
+                             "Holm step-down level (1 - alpha/(m - i + 1) for the claim rejected at "
+                             "step i; the stopping step's level for the rest): it excludes 0 exactly "
+                             "when the claim's Holm-adjusted p does, so a verdict and its p agree",
+                             "Holm (1979); Strassburger & Bretz (2008), Stat. Med. 27(24)"),
     "ranks": ("Scorecard ranks", "rank interval of each measured cell: 1 + cells significantly "
               "above it to N - cells significantly below it, from the Holm-adjusted contrasts "
               "(simultaneous); a single rank only when every pair is separated",
@@ -1151,6 +1162,13 @@ def methods_table(r: Report) -> Html:
     if pk:
         used.add("wilson_design_effect_t")
         on["wilson_design_effect_t"] = f"{conf}; k = {pk[0]['k']}; {len(pk)} pass^k intervals"
+    verdicts = [c for c in doc.get("claims") or [] if c.get("verdict_ci_method")]
+    if verdicts:
+        used.add("holm_stepdown_cr2_bm")
+        levels = sorted({c["verdict_confidence"] for c in verdicts})
+        on["holm_stepdown_cr2_bm"] = (f"family error rate {1 - cfg.confidence:.2g}; {len(verdicts)} claims "
+                                      f"with a p in one family; levels {levels[0]:.2%}"
+                                      + (f" to {levels[-1]:.2%}" if len(levels) > 1 else ""))
     if doc.get("ranks"):
         used.add("ranks")
     used |= {t["method"] for t in doc.get("missingness_tests", []) if t["method"] in METHODS}
