@@ -170,31 +170,49 @@ def passk_set(rng: np.random.Generator, g: int, judges: int, trials: int, mu: fl
     return c, n, sc
 
 
-def run_passk(sets: int, settings: tuple[tuple[float, float, float], ...] = ((0.6, 1.5, 0.5), (1.8, 1.5, 0.5),
-                                                                          (-0.6, 1.5, 0.5), (0.6, 2.5, 0.5)),
-              k: int = 2) -> None:
+#: (logit mu, scenario sd, judge-within sd): the settings the default was chosen on ...
+PASSK_SETTINGS = ((0.6, 1.5, 0.5), (1.8, 1.5, 0.5), (-0.6, 1.5, 0.5), (0.6, 2.5, 0.5), (0.6, 0.5, 0.3),
+                  (2.5, 1.0, 0.5))
+#: ... and held-out ones, run at other designs (judges, trials, missing rate)
+PASSK_HELDOUT = ((0.0, 1.0, 0.8), (1.2, 2.0, 0.3), (-1.5, 1.0, 1.0), (3.0, 1.5, 0.5))
+PASSK_HELDOUT_DESIGNS = ((1, 5, 0.30), (3, 2, 0.05))
+
+
+def run_passk(sets: int, k: int = 2) -> None:
+    runs = [(s, 2, 3, 0.15, "chosen on") for s in PASSK_SETTINGS]
+    runs += [(s, j, t, m, "held out") for j, t, m in PASSK_HELDOUT_DESIGNS for s in PASSK_HELDOUT]
+    for setting, judges, trials, miss, role in runs:
+        _run_passk_setting(sets, k, setting, judges, trials, miss, role)
+
+
+def _run_passk_setting(sets: int, k: int, setting: tuple[float, float, float], judges: int, trials: int,
+                       miss: float, role: str) -> None:
     methods = ("old", *stats.PASS_K_METHODS)
-    for mu, sd_s, sd_j in settings:
-        truth = passk_truth(mu, math.hypot(sd_s, sd_j), k)
-        print(f"\npass^{k} coverage (nominal 95%), {sets} sets per point; logit mu {mu}, scenario sd {sd_s}, "
-              f"judge-within sd {sd_j}: true pass^{k} = {truth:.3f}; 2 judges x 3 trials, 15% missing")
-        print(f"{'G':>3} | " + " | ".join(f"{m:>22}" for m in methods))
-        for g in (3, 5, 9, 20):
-            rng = np.random.default_rng(stats.derive_seed(SEED, "passk", g, mu, sd_s, sd_j) % 2**32)
-            hits: dict[str, list[bool]] = {m: [] for m in methods}
-            width: dict[str, list[float]] = {m: [] for m in methods}
-            for _ in range(sets):
-                c, n, sc = passk_set(rng, g, 2, 3, mu, sd_s, sd_j, 0.15)
-                keep = n >= k
-                if not keep.any():
-                    continue
-                for m in methods:
-                    r = stats.pass_k_interval(c[keep], n[keep], sc[keep], k, 0.95,
-                                              method="cluster_t_clipped" if m == "old" else m)
-                    if r.ci_low is not None:
-                        hits[m].append(r.ci_low <= truth <= r.ci_high)
-                        width[m].append(r.ci_high - r.ci_low)
-            print(f"{g:>3} | " + " | ".join(f"{_rate_text(hits[m])} w{np.mean(width[m]):.2f}" for m in methods))
+    mu, sd_s, sd_j = setting
+    truth = passk_truth(mu, math.hypot(sd_s, sd_j), k)
+    print(f"\npass^{k} coverage (nominal 95%), {sets} sets per point ({role}); logit mu {mu}, scenario sd "
+          f"{sd_s}, judge-within sd {sd_j}: true pass^{k} = {truth:.3f}; {judges} judges x {trials} trials, "
+          f"{100 * miss:.0f}% missing")
+    widths = [max(len(m), 19) for m in methods]
+    print(f"{'G':>3} | " + " | ".join(m.rjust(w) for m, w in zip(methods, widths, strict=True)))
+    for g in (3, 5, 9, 20):
+        rng = np.random.default_rng(stats.derive_seed(SEED, "passk", g, mu, sd_s, sd_j, judges, trials, miss)
+                                    % 2**32)
+        hits: dict[str, list[bool]] = {m: [] for m in methods}
+        width: dict[str, list[float]] = {m: [] for m in methods}
+        for _ in range(sets):
+            c, n, sc = passk_set(rng, g, judges, trials, mu, sd_s, sd_j, miss)
+            keep = n >= k
+            if not keep.any():
+                continue
+            for m in methods:
+                r = stats.pass_k_interval(c[keep], n[keep], sc[keep], k, 0.95,
+                                          method="cluster_t_clipped" if m == "old" else m)
+                if r.ci_low is not None:
+                    hits[m].append(r.ci_low <= truth <= r.ci_high)
+                    width[m].append(r.ci_high - r.ci_low)
+        print(f"{g:>3} | " + " | ".join(f"{_rate_text(hits[m])} w{np.mean(width[m]):.2f}".rjust(w)
+                                        for m, w in zip(methods, widths, strict=True)))
 
 
 if __name__ == "__main__":

@@ -181,9 +181,10 @@ def test_all_rows_alone_when_reruns_differ(tmp_path: Path) -> None:
 
 def test_published_cell_without_rows_is_a_finding_not_an_exit_2(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    f = write(tmp_path / "gpt-4_single.jsonl", _mt_rows({q: [6.0] for q in range(81, 95)}))
+    # scores vary by question (all equal would be a zero-width interval: a degenerate cell)
+    f = write(tmp_path / "gpt-4_single.jsonl", _mt_rows({q: [6.0 if q % 2 else 7.0] for q in range(81, 95)}))
     card = tmp_path / "card.csv"
-    card.write_text("variant,judge,score\nm,,6.00\nghost,,5.00\nm,claude,6.00\n", "utf-8")
+    card.write_text("variant,judge,score\nm,,6.50\nghost,,5.00\nm,claude,6.50\n", "utf-8")
     out = tmp_path / "out"
     code = cli.main(["analyze", f, "--published", str(card), "--resamples", "200", "-q", "--out", str(out)])
     assert code == 0, capsys.readouterr().err

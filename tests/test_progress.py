@@ -125,6 +125,6 @@ def test_progress_line_ends_cleanly_and_counts_the_ledger_lines(tmp_path: Path) 
 def test_quiet_or_piped_writes_no_progress(tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl"
     path.write_text("\n".join(json.dumps({"scenario": f"s{s}", "variant": "a", "trial": 1, "judge": "j",
-                                          "overall": 5}) for s in range(12)) + "\n", encoding="utf-8")
+                                          "overall": 4 + s % 3}) for s in range(12)) + "\n", encoding="utf-8")
     code, raw = _run_on_pty(["analyze", str(path), "--out", str(tmp_path / "out"), "--quiet"], tmp_path)
     assert code == 0 and raw == b"", raw

@@ -490,9 +490,9 @@ def test_evidence_status(tmp_path: Path) -> None:
         return r
 
     lines = [
-        rec("s1", "M", 1),
-        rec("s1", "M", 2),
-        rec("s2", "M", 1),  # 3 valid, 2 scenarios
+        rec("s1", "M", 1, 4),
+        rec("s1", "M", 2, 6),
+        rec("s2", "M", 1, 7),  # 3 valid, 2 scenarios
         rec("s1", "N", 1),
         rec("s2", "N", 1),
         rec("s3", "N", 1, None),  # 2 valid
@@ -517,6 +517,26 @@ def test_evidence_status(tmp_path: Path) -> None:
     assert set(why) == {"N", "O", "P"}
     assert "2 valid < 3" in why["N"] and "scenario" not in why["N"]
     assert "1 scenarios < 2" in why["O"] and "valid" not in why["O"]
+
+
+def test_a_zero_width_interval_is_not_measured(tmp_path: Path) -> None:
+    """Issue 24, degenerate designs: a cell whose every cluster shows the same mean (here all
+    eights over 4 scenarios) has the interval [8, 8]; it is insufficient, not ranked as
+    measured, and the gate says why. A cell beside it that varies stays measured."""
+    lines = [{"scenario": f"s{g}", "variant": v, "trial": t, "judge": "j",
+              "overall": 8 if v == "flat" else 4 + (g + t) % 5}
+             for g in range(4) for t in range(3) for v in ("flat", "varied")]
+    cfg = make_cfg(scores={"overall": "overall"}, min_valid_n=3, min_clusters=2)
+    path = write_lines(tmp_path / "r.jsonl", lines)
+    card = card_of(path, cfg)
+    flat, varied = find(card, "flat"), find(card, "varied")
+    assert (flat["mean"], flat["ci_low"], flat["ci_high"]) == (8.0, 8.0, 8.0)
+    assert flat["status"] == "insufficient" and varied["status"] == "measured"
+    assert varied["ci_low"] < varied["ci_high"]
+    gate = sc.gate(sc.scorecard(wb.read_rows([str(path)], cfg)[0], cfg), cfg)
+    assert not gate["passed"]
+    (fail,) = gate["failing"]
+    assert fail["variant"] == "flat" and "zero-width interval" in fail["why"]
 
 
 def test_per_subset_cells_use_only_the_subset_scenarios(tmp_path: Path) -> None:
@@ -545,7 +565,7 @@ def test_per_subset_cells_use_only_the_subset_scenarios(tmp_path: Path) -> None:
 
 def test_planned_variant_with_no_row_still_gets_a_failing_cell(tmp_path: Path) -> None:
     lines = [
-        {"scenario": f"s{s}", "variant": "A", "trial": t, "judge": "j", "overall": 7}
+        {"scenario": f"s{s}", "variant": "A", "trial": t, "judge": "j", "overall": 6 + s}
         for s in range(3)
         for t in range(4)
     ]
@@ -687,7 +707,7 @@ def _gate_file(path: Path, valid: int, scenarios: int = 3) -> Path:
             "variant": "A",
             "trial": i,
             "judge": "j",
-            "overall": 6 + i % 3,
+            "overall": 6 + i % 3 + (i % scenarios == 0),  # scenario means differ
         }
         for i in range(valid)
     ]
@@ -843,14 +863,17 @@ def test_pass_hat_k_by_a_naive_loop(tmp_path: Path) -> None:
                     cov_type="cluster", cov_kwds={"groups": np.arange(vals.size)})
                 lo = vals.mean() - sps.t.ppf(0.975, vals.size - 1) * fit.bse[0]
                 assert rec["pass_hat_k_cr1_ci_low"] == pytest.approx(max(0.0, lo))
-                # headline: Wilson on the design-effect number of items, t(G-1) correction
-                # (Korn & Graubard 1998), here by statsmodels' Wilson on the real count
+                # headline: Wilson on the effective number of outcomes p(1 - p) / v, v the CR2
+                # variance (one item per scenario: the HC2 variance, sum e_i^2 / (1 - 1/m) / m^2,
+                # and BM df m - 1), capped at outcomes / k, the quantile t at 4 x df, here by
+                # statsmodels' Wilson (at z) on n_eff (z / t)^2
                 m, p_ = vals.size, float(vals.mean())
-                # one item per scenario here: the floor G/m is 1
-                deff = max(1.0, fit.bse[0] ** 2 / (p_ * (1 - p_) / m)) if 0 < p_ < 1 else 1.0
-                ne = m / deff * (sps.norm.ppf(0.975) / sps.t.ppf(0.975, m - 1)) ** 2
+                v2 = float(np.sum((vals - p_) ** 2)) / (1 - 1 / m) / m**2
+                cap = sum(len(x) for s_, x in per.items() if s_ in est) / k
+                ne = min(cap, p_ * (1 - p_) / v2) if 0 < p_ < 1 and v2 > 0 else cap
+                ne *= (sps.norm.ppf(0.975) / sps.t.ppf(0.975, 4 * (m - 1))) ** 2
                 wl, wh = proportion_confint(p_ * ne, ne, alpha=0.05, method="wilson")
-                assert rec["pass_hat_k_ci_method"] == "wilson_design_effect_t"
+                assert rec["pass_hat_k_ci_method"] == "wilson_design_effect_cr2_4bm"
                 assert (rec["pass_hat_k_ci_low"], rec["pass_hat_k_ci_high"]) == (
                     pytest.approx(wl if p_ > 0 else 0.0), pytest.approx(wh if p_ < 1 else 1.0))
     # pass^k never exceeds pass^(k-1) on the same rows

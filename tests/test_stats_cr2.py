@@ -145,12 +145,23 @@ def test_pass_k_interval_by_hand() -> None:
     from statsmodels.stats.proportion import proportion_confint
 
     c, n, sc = [3, 2, 1, 3, 0, 2], [3, 3, 3, 3, 3, 2], ["s0", "s0", "s1", "s1", "s2", "s2"]
-    r = st.pass_k_interval(c, n, sc, 2)
+    r = st.pass_k_interval(c, n, sc, 2, method="wilson_design_effect_t")
     assert r.estimate == pytest.approx(5 / 9) and (r.items, r.clusters) == (6, 3)
     ne = 6 / 0.5 * (sps.norm.ppf(0.975) / sps.t.ppf(0.975, 2)) ** 2
     lo, hi = proportion_confint(5 / 9 * ne, ne, alpha=0.05, method="wilson")
     assert (r.ci_low, r.ci_high) == (pytest.approx(lo), pytest.approx(hi))
-    assert r.method == "wilson_design_effect_t" == st.PASS_K_METHOD
+    # the headline: n_eff = p(1 - p) / v_CR2 capped at outcomes / k = 17 / 2, the quantile t at
+    # 4 x the BM df; CR2 and its df by the dense reference, Wilson at quantile q on n_eff as
+    # statsmodels' Wilson (at z) on n_eff (z / q)^2
+    head = st.pass_k_interval(c, n, sc, 2)
+    assert head.method == "wilson_design_effect_cr2_4bm" == st.PASS_K_METHOD
+    vals = np.array([1, 1 / 3, 0, 1, 0, 1])
+    se, df = dense_cr2(vals, np.ones((6, 1)), np.array(sc), np.array([1.0]))
+    n_eff = min(17 / 2, 5 / 9 * 4 / 9 / se**2)
+    scale = (sps.norm.ppf(0.975) / sps.t.ppf(0.975, 4 * df)) ** 2
+    lo, hi = proportion_confint(5 / 9 * n_eff * scale, n_eff * scale, alpha=0.05, method="wilson")
+    assert (head.ci_low, head.ci_high) == (pytest.approx(lo), pytest.approx(hi))
+    assert head.ci_high - head.ci_low < r.ci_high - r.ci_low
     old = st.pass_k_interval(c, n, sc, 2, method="cluster_t_clipped")
     half = sps.t.ppf(0.975, 2) * np.sqrt(1 / 324)
     assert (old.ci_low, old.ci_high) == (pytest.approx(5 / 9 - half), pytest.approx(min(1.0, 5 / 9 + half)))
@@ -163,12 +174,17 @@ def test_pass_k_interval_by_hand() -> None:
 def test_pass_k_interval_all_pass_is_not_a_point() -> None:
     """3 of 3 scenarios all passing: the t interval collapses to [1, 1]; the headline keeps a
     lower bound below 1 (deff 1, Wilson on n (z/t_2)^2)."""
-    r = st.pass_k_interval([3] * 6, [3] * 6, [0, 0, 1, 1, 2, 2], 2)
+    r = st.pass_k_interval([3] * 6, [3] * 6, [0, 0, 1, 1, 2, 2], 2, method="wilson_design_effect_t")
     old = st.pass_k_interval([3] * 6, [3] * 6, [0, 0, 1, 1, 2, 2], 2, method="cluster_t_clipped")
     assert (old.ci_low, old.ci_high) == (1.0, 1.0)
     ne = 6 * (sps.norm.ppf(0.975) / sps.t.ppf(0.975, 2)) ** 2
     z = sps.norm.ppf(0.975)
     assert r.ci_high == 1.0 and r.ci_low == pytest.approx(ne / (ne + z * z))  # Wilson at p = 1
+    # the headline at p = 1: n_eff is the cap, 18 outcomes / k = 9, the quantile at 4 x BM df
+    # (equal clusters of 2 items: BM df = G - 1 = 2)
+    head = st.pass_k_interval([3] * 6, [3] * 6, [0, 0, 1, 1, 2, 2], 2)
+    ne = 9 * (z / sps.t.ppf(0.975, 8)) ** 2
+    assert head.ci_high == 1.0 and head.ci_low == pytest.approx(ne / (ne + z * z))
     one = st.pass_k_interval([1, 2], [2, 2], ["s", "s"], 1)
     assert one.estimate == 0.75 and (one.ci_low, one.ci_high) == (None, None)
     with pytest.raises(ValueError, match="unknown pass"):

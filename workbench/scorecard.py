@@ -108,8 +108,16 @@ def _cell_record(values: np.ndarray, cs: stats.CellStats, n_rows: int, cfg: Conf
         "boot_high": cs.boot_high,
         "icc": cs.icc,
         "design_effect": cs.design_effect,
-        "status": evidence_status(n, cs.clusters, cfg),
+        "status": (STATUS_INSUFFICIENT if degenerate_interval(cs.ci_low, cs.ci_high)
+                   else evidence_status(n, cs.clusters, cfg)),
     }
+
+
+def degenerate_interval(low: float | None, high: float | None) -> bool:
+    """A zero-width interval (every cluster shows the same mean: a degenerate design, e.g.
+    every judgment the same score): it measures no uncertainty, so its cell is
+    ``insufficient``, never ranked as measured, and the gate names it."""
+    return low is not None and high is not None and low == high
 
 
 def _stable_order(*keys: np.ndarray) -> np.ndarray:
@@ -569,9 +577,9 @@ def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     (scenario, judge) pair; an item with c passes among n >= k outcomes contributes the
     unbiased C(c, k) / C(n, k) (:func:`workbench.stats.pass_hat_k`); ``pass_hat_k`` is their
     mean over ``units_with_k`` items, with the interval of :func:`workbench.stats.pass_k_interval`
-    (``pass_hat_k_ci_low``/``_high``, ``pass_hat_k_ci_method`` ``wilson_design_effect_t``:
-    Wilson on the design-effect number of items with a t(G-1) correction, scenarios the
-    clusters); the CR1 clustered t interval clipped to [0, 1] beside it
+    (``pass_hat_k_ci_low``/``_high``, ``pass_hat_k_ci_method`` ``wilson_design_effect_cr2_4bm``:
+    Wilson on the effective number of outcomes from the CR2 variance, the t quantile at 4 x the
+    Bell-McCaffrey df, clusters the cells' clusters); the CR1 clustered t interval clipped to [0, 1] beside it
     (``pass_hat_k_cr1_ci_low``/``_high``: it under-covered at 3-5 scenarios). Items with fewer than k outcomes are
     neither passes nor failures: ``units_short`` counts them and ``units_short_list`` names
     them (``scenario/judge``).
@@ -621,8 +629,8 @@ def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
                 with_k = full.height
                 if full.height:
                     c_, n_, sc = full["c"].to_numpy(), full["n"].to_numpy(), full["__cluster"].to_numpy()
-                    # items clustered by their cluster; headline: Wilson on the design-effect n with a
-                    # t(G-1) correction (the CR1 t interval beside it under-covered at 3-5 scenarios: 82-92 %)
+                    # items clustered by their cluster; headline: Wilson on the CR2 effective n at 4 x the
+                    # BM df (the CR1 t interval beside it under-covered at 3-5 scenarios: 82-92 %)
                     head = stats.pass_k_interval(c_, n_, sc, k, cfg.confidence)
                     before = stats.pass_k_interval(c_, n_, sc, k, cfg.confidence, method="cluster_t_clipped")
                     phk, phk_lo, phk_hi = head.estimate, head.ci_low, head.ci_high
@@ -694,6 +702,9 @@ def gate(card: pl.DataFrame, cfg: Config, passes: pl.DataFrame | None = None) ->
         if r["clusters"] < cfg.min_clusters:
             unit = "scenarios" if cfg.cluster is None else f"clusters ({cfg.cluster_name})"
             why.append(f"{r['clusters']} {unit} < {cfg.min_clusters} preregistered")
+        if degenerate_interval(r["ci_low"], r["ci_high"]):
+            why.append("zero-width interval: every cluster shows the same mean (a degenerate design), "
+                       "so it measures no uncertainty")
         failing.append({"variant": r["variant"], "valid_n": r["valid_n"], "rows": r["rows"],
                         "clusters": r["clusters"], "status": r["status"], "why": "; ".join(why)})
     pass_failing = []

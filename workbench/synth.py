@@ -15,8 +15,10 @@ Generating model (every knob is a field of :class:`Model`; docs/synth.md lists t
 with scenario ~ N(0, scenario_sd), variant_by_scenario ~ N(0, variant_scenario_sd),
 judge_by_scenario ~ N(0, judge_offset_sd) (a judge offset that varies by scenario), item ~
 N(0, item_sd) (the rendered output both judges read), noise ~ N(0, noise_sd). Missingness acts
-per row (``missing_rates[judge][variant]``), per whole item (``item_failure_rate``: every
-judge of one scenario x variant x trial loses its score, a failed render) and can depend on
+per row (``missing_rates[judge][variant]``, shifted per scenario on the logit scale by
+``missing_scenario_sd``), per whole item (``item_failure_rate``: every judge of one scenario x
+variant x trial loses its score, a failed render), per whole block (``block_failure_rate``: every
+trial of one scenario x variant, a variant that crashes on a scenario) and can depend on
 the true score (``mnar_ratio``: rows whose score is below ``mnar_below`` miss ``mnar_ratio``
 times as often: missing not at random). A missing row is written without its headline
 (``partial``) or, with probability ``empty_share``, as an empty object with only its keys.
@@ -69,6 +71,13 @@ class Model:
     #: number for every cell); 0 when absent
     missing_rates: Any = 0.0
     item_failure_rate: float = 0.0
+    #: whole-block failures: every trial and judge of one (scenario, variant) loses its score at
+    #: this rate, independently of the variant (a variant that crashes on a scenario)
+    block_failure_rate: float = 0.0
+    #: unequal cluster sizes: each scenario runs a number of trials drawn uniformly from
+    #: ``trials_min`` .. ``trials`` (None: every scenario runs ``trials``); the trials it did
+    #: not run are not in the design (no row, not planned)
+    trials_min: int | None = None
     #: sd of a scenario effect on the logit of every row-level missing rate (rates that vary
     #: by scenario: some scenarios are harder to render or to judge)
     missing_scenario_sd: float = 0.0
@@ -100,7 +109,9 @@ class Model:
                      "item_sd", "noise_sd"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0")
-        for name in ("item_failure_rate", "empty_share"):
+        if self.trials_min is not None and not 1 <= self.trials_min <= self.trials:
+            problems.append("trials_min must be in 1 .. trials")
+        for name in ("item_failure_rate", "block_failure_rate", "empty_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 problems.append(f"{name} must be in [0, 1]")
         if self.mnar_ratio < 0:
@@ -198,7 +209,18 @@ def draw(model: Model, rng: np.random.Generator, sets: int = 1) -> dict[str, np.
     row_missing = rng.random(shape) < rate
     item_failed = np.broadcast_to(rng.random((r, g, v, t, 1)) < model.item_failure_rate, shape)
     valid = ~(row_missing | item_failed)
-    return {"score": score, "valid": valid, "item_failed": np.array(item_failed), "latent": lat}
+    # the two knobs below draw only when set: a model without them draws the same stream as before
+    if model.block_failure_rate > 0:
+        block = np.broadcast_to(rng.random((r, g, v, 1, 1)) < model.block_failure_rate, shape)
+        item_failed = item_failed | block
+        valid = valid & ~block
+    present = np.ones(shape, dtype=bool)
+    if model.trials_min is not None and model.trials_min < t:
+        runs = rng.integers(model.trials_min, t + 1, (r, g, 1, 1, 1))
+        present = np.broadcast_to(np.arange(t)[None, None, None, :, None] < runs, shape).copy()
+        valid = valid & present
+    return {"score": score, "valid": valid, "item_failed": np.array(item_failed), "latent": lat,
+            "present": present}
 
 
 # --------------------------------------------------------------------------- truth
@@ -258,7 +280,7 @@ def truth(model: Model) -> dict[str, Any]:
             row_rate = np.where(ks < model.mnar_below, np.minimum(1.0, base_rate * model.mnar_ratio),
                                 base_rate)
             r_row = float(np.sum(p * row_rate))
-            r = 1.0 - (1.0 - model.item_failure_rate) * (1.0 - r_row)
+            r = 1.0 - (1.0 - model.block_failure_rate) * (1.0 - model.item_failure_rate) * (1.0 - r_row)
             # mean of the scores that are kept (differs from m only when missingness depends on them)
             keep = p * (1.0 - row_rate)
             valid_mean = float(np.sum(ks * keep) / keep.sum()) if keep.sum() > 0 else None
@@ -320,11 +342,13 @@ def write(model: Model, out: str | Path, seed: int = 0) -> dict[str, Path]:
     d = draw(model, rng, 1)
     score, valid = d["score"][0], d["valid"][0]
     lat = d["latent"][0]
+    in_design = d["present"][0]
     g_n, v_n, t_n, j_n = score.shape
     names = model.scenario_names
     sub_noise = rng.normal(0.0, SUBSCORE_SD, (*score.shape, len(SUBSCORES)))
     empty = rng.random(score.shape) < model.empty_share
-    keys = [(gi, vi, ti, ji) for gi in range(g_n) for vi in range(v_n) for ti in range(t_n) for ji in range(j_n)]
+    keys = [(gi, vi, ti, ji) for gi in range(g_n) for vi in range(v_n) for ti in range(t_n) for ji in range(j_n)
+            if in_design[gi, vi, ti, ji]]
     absent = set()
     if model.absent_planned:
         pick = rng.choice(len(keys), size=min(model.absent_planned, len(keys)), replace=False)

@@ -1025,6 +1025,13 @@ METHODS = {
                                "number of items (scenario-clustered) with a t(G - 1) correction; the "
                                "CR1 t interval clipped to [0, 1] kept beside it in results.json",
                                "Korn & Graubard (1998), Survey Methodology 24(2); Wilson (1927)"),
+    "wilson_design_effect_cr2_4bm": ("pass^k interval", "Wilson score interval on the effective number of "
+                                     "outcomes p(1 - p) / v (v the CR2 variance of the mean over items, "
+                                     "clustered), capped at outcomes / k, with the t quantile at 4 x the "
+                                     "Bell-McCaffrey df (chosen by simulation); the CR1 t interval clipped "
+                                     "to [0, 1] kept beside it in results.json",
+                                     "Pustejovsky & Tipton (2018), JBES 36(4); Korn & Graubard (1998), "
+                                     "Survey Methodology 24(2); Wilson (1927)"),
     "chi2": ("Does the missing rate depend on the judge / variant?",
              "Pearson chi-squared test of the levels x [missing, scored] table",
              "Pearson (1900); Agresti (2013), Categorical Data Analysis"),
@@ -1158,10 +1165,11 @@ def methods_table(r: Report) -> Html:
     used = {"cluster_t", "cluster_bootstrap", "wilson", "holm", "paired", "mde", "fisher_exact"}
     if any(x.get("ci_method") == "cluster_cr2_bm" for x in [*cs, *offsets]):
         used.add("cluster_cr2_bm")
-    pk = [p for p in doc.get("pass_rates") or [] if p.get("pass_hat_k_ci_method") == "wilson_design_effect_t"]
-    if pk:
-        used.add("wilson_design_effect_t")
-        on["wilson_design_effect_t"] = f"{conf}; k = {pk[0]['k']}; {len(pk)} pass^k intervals"
+    for pk_method in sorted({p["pass_hat_k_ci_method"] for p in doc.get("pass_rates") or []
+                             if p.get("pass_hat_k_ci_method")}):
+        pk = [p for p in doc.get("pass_rates") or [] if p.get("pass_hat_k_ci_method") == pk_method]
+        used.add(pk_method)
+        on[pk_method] = f"{conf}; k = {pk[0]['k']}; {len(pk)} pass^k intervals"
     verdicts = [c for c in doc.get("claims") or [] if c.get("verdict_ci_method")]
     if verdicts:
         used.add("holm_stepdown_cr2_bm")
