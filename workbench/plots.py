@@ -21,6 +21,8 @@ from typing import Any
 import matplotlib
 from matplotlib.figure import Figure
 
+from .text import safe
+
 #: Colours, one meaning each across every figure.
 VALID = "#1f5fa8"  # valid mean and its interval
 ZERO = "#c0392b"  # zero-filled (the silent-zero reducer) / published value
@@ -562,10 +564,18 @@ def altair_heatmap(
     """Interactive judge x variant missing-rate heatmap with margins (hover: counts, interval)."""
     alt = _alt()
     records = [*census, *margins]
+    variant_names = sorted({str(c["variant"]) for c in census})
+    judge_names = sorted({str(c["judge"]) for c in census})
+    vi = {v: i for i, v in enumerate(variant_names)}
+    ji = {j: i for i, j in enumerate(judge_names)}
     data = [
         {
-            "judge": "all judges" if c["judge"] is None else str(c["judge"]),
-            "variant": "all variants" if c["variant"] is None else str(c["variant"]),
+            "judge": "all judges" if c["judge"] is None else safe(c["judge"]),
+            "variant": "all variants" if c["variant"] is None else safe(c["variant"]),
+            # the axes' order: Vega-Lite turns a sort *list* into an expression holding every
+            # name, which a name with U+2028 or U+2029 breaks (the chart is not drawn)
+            "ji": len(ji) if c["judge"] is None else ji[str(c["judge"])],
+            "vi": len(vi) if c["variant"] is None else vi[str(c["variant"])],
             "missing_rate": c["missing_rate"],
             "missing": c["missing"],
             "judgments": c["judgments"],
@@ -583,13 +593,15 @@ def altair_heatmap(
         }
         for c in records
     ]
-    variants = sorted({str(c["variant"]) for c in census}) + (["all variants"] if margins else [])
-    judges = sorted({str(c["judge"]) for c in census}) + (["all judges"] if margins else [])
+    variants = variant_names + (["all variants"] if margins else [])
+    judges = judge_names + (["all judges"] if margins else [])
     base = alt.Chart(alt.Data(values=data)).encode(
         x=alt.X(
-            "variant:N", sort=variants, title=None, axis=alt.Axis(labelAngle=-30, orient="bottom")
+            "variant:N", sort=alt.EncodingSortField(field="vi", op="min"), title=None,
+            axis=alt.Axis(labelAngle=-30, orient="bottom"),
         ),
-        y=alt.Y("judge:N", sort=judges, title=None, axis=alt.Axis(labelLimit=320)),
+        y=alt.Y("judge:N", sort=alt.EncodingSortField(field="ji", op="min"), title=None,
+                axis=alt.Axis(labelLimit=320)),
     )
     rate_max = max([d["missing_rate"] for d in data if d["missing_rate"] is not None] + [0.5])
     rect = base.mark_rect(stroke="white", strokeWidth=3).encode(
@@ -641,18 +653,20 @@ def altair_scorecard(
     order = scorecard_order(cells)
     rank_of = _rank_labels(ranks)
     data = []
-    for c in order:
+    for k, c in enumerate(order):
         measured = c["status"] == "measured"
         prefix = rank_of.get(str(c["variant"]))
+        shown = safe(c["variant"])  # a line separator or a bidi control shown escaped
         name = (
-            (f"{prefix}. {c['variant']}" if prefix else str(c["variant"]))
+            (f"{prefix}. {shown}" if prefix else shown)
             if measured
-            else f"{c['variant']} ({STATUS_TEXT.get(c['status'], c['status'])})"
+            else f"{shown} ({STATUS_TEXT.get(c['status'], c['status'])})"
         )
         data.append(
             {
                 "row": name,
-                "variant": str(c["variant"]),
+                "order": k,
+                "variant": shown,
                 "status": c["status"],
                 "kind": "measured" if measured else "not measured (not ranked)",
                 "mean": c["mean"],
@@ -668,8 +682,9 @@ def altair_scorecard(
                 else f"[{c['ci_low']:.2f}, {c['ci_high']:.2f}]",
             }
         )
-    rows = [d["row"] for d in data]
-    y = alt.Y("row:N", sort=rows, title=None, axis=alt.Axis(labelLimit=320))
+    # sorted by the row's index, not by a list of the names (see altair_heatmap)
+    y = alt.Y("row:N", sort=alt.EncodingSortField(field="order", op="min"), title=None,
+              axis=alt.Axis(labelLimit=320))
     colour = alt.Color(
         "kind:N",
         title=None,

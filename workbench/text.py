@@ -1,11 +1,12 @@
 """Text that reaches a terminal or a message: control characters made visible, rates as
-percentages. The lowest layer (imports nothing of the workbench), so that an error message
-(:mod:`workbench.errors`), a stage's note and the terminal tables share one rule;
-:mod:`workbench.terminal` re-exports both functions.
+percentages, CSV fields a spreadsheet cannot run. The lowest layer (imports nothing of the
+workbench), so that an error message (:mod:`workbench.errors`), a stage's note and the
+terminal tables share one rule; :mod:`workbench.terminal` re-exports ``safe`` and ``pct``.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 # C0 and C1 control characters, DEL, line/paragraph separators and the bidirectional
@@ -46,3 +47,25 @@ def pct(x: float | None, n: int | None = None) -> str:
     while d < 3 and ((0 < x and round(100 * x, d) == 0) or (x < 1 and round(100 * x, d) == 100)):
         d += 1
     return f"{100 * x:.{d}f}%"
+
+
+# CSV injection (OWASP): a spreadsheet opening a CSV reads a field that begins with one of these
+# as a formula (=HYPERLINK(..), =cmd|..). The report's CSV buttons (assets/tables.js, csvField)
+# apply the same rule to the cell text they export.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?%?")
+
+
+def csv_cell(value: Any) -> Any:
+    """``value`` as a CSV field no spreadsheet runs as a formula: a string that begins (after
+    leading spaces) with ``=``, ``+``, ``-`` or ``@``, or with TAB or CR, gets a leading ``'``;
+    numbers as printed (``-0.12``, ``+1.50``, ``-1.5e-3``, ``12%``) and the lone ``-`` that
+    stands for no value stay as they are, as does anything that is not a string (the csv
+    module writes it). Quoting is the csv writer's job, after this."""
+    if not isinstance(value, str) or not value:
+        return value
+    head = value.lstrip(" ")
+    if value[0] in "\t\r" or (head.startswith(_FORMULA_START) and head != "-"
+                                 and not _NUMBER.fullmatch(head)):
+        return "'" + value
+    return value

@@ -23,7 +23,17 @@
     return String(a.v).localeCompare(String(b.v));
   }
 
-  function csvField(s) { return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s; }
+  /* CSV injection (OWASP): a spreadsheet reads a field that begins with = + - @ TAB or CR as a
+     formula, so such a field is exported behind a single quote, unless it is a number as the
+     report prints one (-0.12, +1.50, -1.5e-3, 12%) or the lone '-' that stands for no value;
+     then it is quoted as any field. workbench.text.csv_cell is the same rule in Python. */
+  var FORMULA = /^[=+\-@\t\r]/;
+  var NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?%?$/;
+
+  function csvField(s) {
+    if (FORMULA.test(s) && s !== '-' && !NUMBER.test(s)) { s = "'" + s; }
+    return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+  }
 
   function tableCsv(table) {
     var lines = [];
