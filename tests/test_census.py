@@ -493,3 +493,51 @@ def test_missingness_records_the_permutations_it_drew(write_jsonl) -> None:
     rows, _ = read_rows([write_jsonl(full)], load_config())
     tests = _records(missingness_tests(rows, load_config()))
     assert all((t["method"], t["permutations"]) == ("undefined", None) for t in tests)
+
+
+def test_a_cell_at_zero_takes_the_pooled_design_effect(tmp_path) -> None:
+    """Issue 24: a cell none of whose scenarios failed shows nothing of its clustering; it takes
+    the judgment-weighted design effect of the other cells. By hand, 3 scenarios x 3 trials:
+    v1 misses all of s1 -> per scenario [3, 0, 0] of [3, 3, 3], p = 1/3, residuals [2, -1, -1],
+    v_CR1 = 3/2 * 6/81 = 1/9, p(1-p)/n = 2/81: deff 4.5; v2 misses one trial of s2 -> [0, 1, 0],
+    p = 1/9, residuals [-1/3, 2/3, -1/3], v_CR1 = 3/2 * (2/3)/81 = 1/81, p(1-p)/n = 8/729:
+    deff 1.125; v3 misses nothing: pooled (9 * 4.5 + 9 * 1.125) / 18 = 2.8125 (below the
+    all-or-none cap 27/9 = 3)."""
+    lines = []
+    for v in ("v1", "v2", "v3"):
+        for s in ("s1", "s2", "s3"):
+            for t in (1, 2, 3):
+                gone = (v == "v1" and s == "s1") or (v == "v2" and s == "s2" and t == 1)
+                lines.append(line("A", v, s, t) if gone else line("A", v, s, t, overall=5 + t))
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    cfg = load_config()
+    rows, _ = read_rows([str(path)], cfg)
+    by = {r["variant"]: r for r in census(rows, cfg).to_dicts()}
+    assert by["v1"]["missing_rate_design_effect"] == pytest.approx(4.5, abs=1e-12)
+    assert by["v2"]["missing_rate_design_effect"] == pytest.approx(1.125, abs=1e-12)
+    assert [by[v]["missing_rate_design_effect_from"] for v in ("v1", "v2", "v3")] == ["cell", "cell", "pooled"]
+    assert by["v3"]["missing_rate_design_effect"] == pytest.approx(2.8125, abs=1e-12)
+    z, t = sps.norm.ppf(0.975), sps.t.ppf(0.975, 2)
+    ne = 9 / 2.8125 * (z / t) ** 2
+    lo, hi = proportion_confint(0, ne, alpha=0.05, method="wilson")
+    assert by["v3"]["missing_rate"] == 0.0
+    assert by["v3"]["missing_rate_n_eff"] == pytest.approx(ne, rel=1e-12)
+    assert by["v3"]["missing_rate_ci_low"] == pytest.approx(lo, abs=1e-12)
+    assert by["v3"]["missing_rate_ci_high"] == pytest.approx(hi, abs=1e-12)
+    # without the fallback (independent rows) the upper bound would be far lower
+    assert hi > proportion_confint(0, 9 * (z / t) ** 2, alpha=0.05, method="wilson")[1] + 0.15
+
+
+def test_pooled_design_effect_is_capped_at_all_or_none() -> None:
+    from workbench import stats
+
+    # one cell with deff 4.5 (above the cap: CR1's G/(G-1)), one at 0: the cap sum(n_g^2)/n = 3
+    pooled = stats.pooled_design_effect([([3, 0, 0], [3, 3, 3]), ([0, 0, 0], [3, 3, 3])])
+    assert pooled == pytest.approx(4.5)
+    r = stats.clustered_proportion_detail([0, 0, 0], [3, 3, 3], 0.95, design_effect_fallback=pooled)
+    assert (r.design_effect, r.design_effect_from) == (3.0, "pooled")
+    # one row per scenario: the cap is 1, so nothing to borrow
+    r1 = stats.clustered_proportion_detail([0, 0, 0], [1, 1, 1], 0.95, design_effect_fallback=pooled)
+    assert (r1.design_effect, r1.design_effect_from) == (1.0, "none")
+    assert stats.pooled_design_effect([([0, 0], [2, 2])]) is None

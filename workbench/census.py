@@ -209,20 +209,31 @@ def _with_rates(df: pl.DataFrame, per: _ScenarioJudgments, by: list[str], cfg: C
     :func:`workbench.stats.clustered_proportion` (Wilson on the design-effect-adjusted n with a
     t(G-1) correction: rates that vary by scenario are not binomial over rows); the interval
     follows ``confidence``. ``missing_rate_ci_method`` names it.
+
+    A cell whose rate is 0 or 1 shows nothing of its clustering: it takes the pooled design
+    effect of the table's other cells (:func:`workbench.stats.pooled_design_effect`; whole
+    (scenario, variant) blocks that fail together make it large, row failures leave it near
+    1). ``missing_rate_design_effect`` is the design effect used and
+    ``missing_rate_design_effect_from`` says where it came from: ``cell`` (the cell's own
+    rows), ``pooled`` (the other cells', the cell at 0 or 1), ``none`` (1: no cell of the
+    table shows clustering, or a single cluster).
     """
     groups = per.per_cell(by)
-    lows, highs, rates, neff = [], [], [], []
+    pooled = stats.pooled_design_effect(groups.values())
+    lows, highs, rates, neff, deffs, froms = [], [], [], [], [], []
     for rec in df.select(*by, "missing", "judgments").iter_rows(named=True):
         key = tuple(rec[b] for b in by)
         g = groups.get(key)
         n = rec["judgments"]
-        if g is None or not n:
-            lo = hi = ne = None
-        else:
-            lo, hi, ne = stats.clustered_proportion(g[0], g[1], cfg.confidence)
+        lo = hi = ne = de = src = None
+        if g is not None and n:
+            r = stats.clustered_proportion_detail(g[0], g[1], cfg.confidence, design_effect_fallback=pooled)
+            lo, hi, ne, de, src = r.ci_low, r.ci_high, r.n_eff, r.design_effect, r.design_effect_from
         lows.append(lo)
         highs.append(hi)
         neff.append(ne)
+        deffs.append(de)
+        froms.append(src)
         rates.append(rec["missing"] / n if n else None)
     return df.with_columns(
         pl.Series("missing_rate", rates, dtype=pl.Float64),
@@ -230,6 +241,8 @@ def _with_rates(df: pl.DataFrame, per: _ScenarioJudgments, by: list[str], cfg: C
         pl.Series("missing_rate_ci_high", highs, dtype=pl.Float64),
         pl.Series("missing_rate_n_eff", neff, dtype=pl.Float64),
         pl.lit("wilson_design_effect_t").alias("missing_rate_ci_method"),
+        pl.Series("missing_rate_design_effect", deffs, dtype=pl.Float64),
+        pl.Series("missing_rate_design_effect_from", froms, dtype=pl.String),
     )
 
 

@@ -186,7 +186,8 @@ CENSUS = Schema("census", {
     "judge": _S, "variant": _S, "rows": _U, **_CENSUS_COUNTS, "missing_planned": _U,
     "sentinel": _U, "from_string": _U, "nulls__{field}": _U, "conflict_keys": _U, "judgments": _U,
     "missing": _U, "missing_rate": _F, "missing_rate_ci_low": _F, "missing_rate_ci_high": _F,
-    "missing_rate_n_eff": _F, "missing_rate_ci_method": _S,
+    "missing_rate_n_eff": _F, "missing_rate_ci_method": _S, "missing_rate_design_effect": _F,
+    "missing_rate_design_effect_from": _S,
 })
 """Null census per judge x variant (:func:`workbench.census.census`)."""
 

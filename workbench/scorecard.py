@@ -481,9 +481,10 @@ def flag_rates(rows: pl.DataFrame, cfg: Config, view: reduce_codes.KeyedCodes | 
     """Fabrication-flag rate per variant (and subset) with a scenario-clustered interval.
 
     ``ci_low``/``ci_high``: :func:`workbench.stats.clustered_proportion` over per-scenario
-    counts (``ci_method`` ``wilson_design_effect_t``); ``wilson_low``/``wilson_high``: the
-    plain Wilson interval, which treats rows as independent (ignores clustering; beside it,
-    never headlined).
+    counts (``ci_method`` ``wilson_design_effect_t``; a variant whose rate is 0 or 1 takes the
+    pooled design effect of its subset's variants, as the census's missing rates do);
+    ``wilson_low``/``wilson_high``: the plain Wilson interval, which treats rows as independent
+    (ignores clustering; beside it, never headlined).
 
     A row is flagged when its flags list is non-empty; the denominator is rows where the
     flags field exists as a list (partial rows keep it; empty objects do not). ``view``: the
@@ -498,12 +499,20 @@ def flag_rates(rows: pl.DataFrame, cfg: Config, view: reduce_codes.KeyedCodes | 
                                      "wilson_low": pl.Float64, "wilson_high": pl.Float64})
 
 
+def _flag_records(parts: list[tuple[Any, str | None, np.ndarray, np.ndarray]], cfg: Config) -> list[dict[str, Any]]:
+    """Flag-rate records from (variant, subset, per-cluster flagged, per-cluster rows); a variant
+    at 0 or 1 takes the pooled design effect of its subset's variants (as the census does)."""
+    pooled = {sub: stats.pooled_design_effect((f, n) for _, s2, f, n in parts if s2 == sub)
+              for sub in {p[1] for p in parts}}
+    return [_flag_record(v, sub, f, n, cfg, pooled[sub]) for v, sub, f, n in parts]
+
+
 def _flag_record(variant: Any, subset: str | None, flagged_sc: np.ndarray, n_sc: np.ndarray,
-                 cfg: Config) -> dict[str, Any]:
+                 cfg: Config, pooled: float | None = None) -> dict[str, Any]:
     """One flag-rate record from a variant's per-scenario flagged and row counts (scenario order)."""
     flagged, n = int(flagged_sc.sum()), int(n_sc.sum())
     lo, hi = stats.wilson_interval(flagged, n, cfg.confidence)
-    clo, chi, _ = stats.clustered_proportion(flagged_sc, n_sc, cfg.confidence)
+    clo, chi, _ = stats.clustered_proportion(flagged_sc, n_sc, cfg.confidence, design_effect_fallback=pooled)
     return {"variant": variant, "subset": subset, "flagged": flagged, "n": n,
             "rate": flagged / n if n else None, "ci_low": clo, "ci_high": chi,
             "ci_method": RATE_CI_METHOD, "clusters": int(n_sc.size),
@@ -536,8 +545,8 @@ def _flag_rates_coded(view: reduce_codes.KeyedCodes, cfg: Config) -> list[dict[s
         n = np.bincount(inv, minlength=m)
         bounds = np.flatnonzero(np.r_[True, keys[1:, 0] != keys[:-1, 0], True]) if m else np.zeros(1, np.int64)
         for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-            out.append(_flag_record(levels[int(keys[a, 0])], subset, flagged[a:b], n[a:b], cfg))
-    return out
+            out.append((levels[int(keys[a, 0])], subset, flagged[a:b], n[a:b]))
+    return _flag_records(out, cfg)
 
 
 def _flag_rates_rows(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
@@ -551,8 +560,8 @@ def _flag_rates_rows(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
         agg = sub.group_by("variant", "__cluster").agg(
             (pl.col("flags").list.len() > 0).sum().alias("flagged"), pl.len().alias("n")).sort("variant", "__cluster")
         for (variant,), g in sorted(agg.partition_by(["variant"], as_dict=True).items()):
-            out.append(_flag_record(variant, subset, g["flagged"].to_numpy(), g["n"].to_numpy(), cfg))
-    return out
+            out.append((variant, subset, g["flagged"].to_numpy(), g["n"].to_numpy()))
+    return _flag_records(out, cfg)
 
 
 def _pass_column(rows: pl.DataFrame, cfg: Config) -> pl.Expr | None:
@@ -569,8 +578,9 @@ def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     The outcome is a configured boolean field or ``headline >= pass.threshold``; rows with
     no outcome (no valid score) are not passes and not failures: they are out of ``n``.
     ``ci_low``/``ci_high``: :func:`workbench.stats.clustered_proportion` over per-scenario
-    counts (rates vary by scenario; ``wilson_low``/``wilson_high`` treat rows as independent
-    and are kept beside it only). ``gate_pass`` compares ``ci_low``, never the point estimate
+    counts (rates vary by scenario; a variant at 0 or 1 takes the pooled design effect of its
+    subset's variants; ``wilson_low``/``wilson_high`` treat rows as independent and are kept
+    beside it only). ``gate_pass`` compares ``ci_low``, never the point estimate
     or pass^k, with ``pass.gate``.
 
     pass^k (``pass_hat_k``), with ``k`` = ``pass.k`` (null: not computed): an item is a
@@ -607,13 +617,16 @@ def pass_rates(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     out = []
     for subset in [None, *cfg.subsets]:
         sub = base.filter(subset_filter(cfg, subset))
-        for (variant,), g in sorted(sub.partition_by(["variant"], as_dict=True).items()):
+        groups = sorted(sub.partition_by(["variant"], as_dict=True).items())
+        per_cluster = [g.group_by("__cluster").agg(pl.col("__pass").sum().alias("c"), pl.len().alias("n"))
+                       .sort("__cluster") for _, g in groups]
+        # a variant at 0 or 1 takes the pooled design effect of the subset's variants (as the census)
+        pooled = stats.pooled_design_effect((p["c"].to_numpy(), p["n"].to_numpy()) for p in per_cluster)
+        for ((variant,), g), per_sc in zip(groups, per_cluster, strict=True):
             passes, n = int(g["__pass"].sum()), g.height
             lo, hi = stats.wilson_interval(passes, n, cfg.confidence)
-            per_sc = (g.group_by("__cluster").agg(pl.col("__pass").sum().alias("c"), pl.len().alias("n"))
-                      .sort("__cluster"))
             clo, chi, _ = stats.clustered_proportion(per_sc["c"].to_numpy(), per_sc["n"].to_numpy(),
-                                                     cfg.confidence)
+                                                     cfg.confidence, design_effect_fallback=pooled)
             phk = phk_lo = phk_hi = phk_cr1_lo = phk_cr1_hi = None
             phk_method: str | None = None
             with_k = short = 0
