@@ -59,8 +59,9 @@ def test_arena_hard_explode_values_weights_flip_and_missing_games(tmp_path: Path
     assert "'A?B' is not in the value mapping (A>>B, A>B" in rows[(6, "1")]["reason"]
     # harness (v0.1): show_result.py reads game["score"] of a null game (TypeError, line 3)
     # and games[1] of a one-game row (IndexError, line 4): it prints nothing, and says why
-    (fig,) = a.doc["harness"]["figures"]
-    assert fig["value"] is None
+    fig, base = a.doc["harness"]["figures"]
+    assert fig["variant"] == "m" and fig["value"] is None
+    assert base["variant"] == "gpt-4-0314" and base["value"] is None and "stops before printing" in base["note"]
     assert "m.jsonl:3: a null game: game['score'] raises TypeError (and 1 more)" in fig["note"]
     (p,) = a.doc["harness"]["position_swap"]
     assert (p["items"], p["both_usable"], p["one_missing"], p["both_missing"]) == (5, 2, 3, 0)

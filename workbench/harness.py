@@ -18,13 +18,16 @@ in each preset and in docs/real-data.md):
   ``n_wins_base``, ``n_draws``, ``n_total``, ``discrete_win_rate``.
 * ``wildbench`` (leaderboard/data_dir/_create_tables.py): ``score`` = mean of every row's
   score, ``adjusted_score = (score - 5) * 2``, ``total`` = rows; a file whose name contains
-  "128", "256", ... is skipped by the harness (said in the record's note).
+  "128", "256", ... is skipped by the harness: it prints nothing for that model, so the records
+  have no value, and the note says why (with the value the rule would give).
 * ``arena_hard`` (show_result.py): v0.1 keeps each game with one of its five labels (weight
   3 for ``>>``; a game whose score is null dropped alone; a null game object or a one-game row
   stops the script, so no figure, and the note says where), v2.0 (rows with ``uid``, or "v2" in
   the bench folder) drops a row with any null game or score and prints a figure per category;
   score = 100 * weighted win share against the baseline, ties half (the single-baseline
-  Bradley-Terry MLE); a model that is the baseline is 50 by construction.
+  Bradley-Terry MLE); a model that is the baseline is 50 by construction, and the baseline's
+  own line (printed at 50 by both versions) is a record too, rows of its own or not; a row
+  that stops the script stops it for every model of the judge's folder (read at once).
 * ``inspect`` (scorer/_metrics accuracy, stderr): C 1, P 0.5, I 0, N 0 (NOANSWER as 0: the
   zero-filled counterfactual), mean and sample sd / sqrt(n) (0 when n < 2) over scored
   samples; logs written by vitals (R) use vitals' rule (grades I < P < C as 0, 1, 2 divided by
@@ -189,15 +192,24 @@ def _wildbench(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
         vals = g[f"{hl}__raw"].drop_nulls().to_list()
         name = Path(file).name
         skip = [s for s in WILDBENCH_SKIP if s in name]
-        note = (f"the harness skips this file (its name contains {skip[0]!r}, _create_tables.py line 86): "
-                "this model never reaches score.json" if skip else None)
-        if len(vals) != g.height:
-            note = ((note + "; ") if note else "") + (f"{g.height - len(vals)} row(s) without a number: "
-                                                      "the harness's float() would fail")
         score = _mean(vals)
+        adjusted = None if score is None else (score - 5) * 2
+        note = None
+        if len(vals) != g.height:
+            note = (f"{g.height - len(vals)} row(s) without a number: the harness's float() would fail")
+        if skip:
+            # the harness prints nothing for this file: no figure; its rule's value is in the note
+            why = (f"the harness skips this file (its name contains {skip[0]!r}, _create_tables.py line 86): "
+                   "this model never reaches score.json, so it prints no figure")
+            rule = ("" if score is None else
+                    f"; its rule would give score {score:.10g}, adjusted_score {adjusted:.10g}, "
+                    f"total {g.height}")
+            note = why + rule + (f"; {note}" if note else "")
+            for fig in ("score", "adjusted_score", "total"):
+                out.append(_rec("wildbench", variant, judge, fig, None, None, note, file=file))
+            continue
         out.append(_rec("wildbench", variant, judge, "score", score, len(vals), note, file=file))
-        out.append(_rec("wildbench", variant, judge, "adjusted_score",
-                        None if score is None else (score - 5) * 2, len(vals), file=file))
+        out.append(_rec("wildbench", variant, judge, "adjusted_score", adjusted, len(vals), file=file))
         out.append(_rec("wildbench", variant, judge, "total", g.height, g.height, file=file))
     return out
 
@@ -274,6 +286,13 @@ def _arena_hard(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
             a["wc"] += w * (c / scale)
             a["w"] += w
             a["games"] += 1
+    # show_result.py reads a judge's whole folder (data/<bench>/model_judgment/<judge>/*.jsonl) at
+    # once: a row that stops it stops it for every model of that folder
+    stops: dict[tuple[Any, Any], list[str]] = defaultdict(list)
+    for (_, judge, _), a in sorted(acc.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        stops[(judge, a["bench"])].extend(a["stops"])
+    # every model is printed, and so is the baseline (every battle is against it) at 50
+    boards: dict[tuple[Any, Any, Any], dict[str, Any]] = {}
     out = []
     for (variant, judge, category), a in sorted(acc.items(), key=lambda kv: tuple(map(str, kv[0]))):
         version = "v2.0" if a["v2"] else "v0.1"
@@ -281,16 +300,21 @@ def _arena_hard(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
         cat = "" if category is None else (f"; category {category}" + (
             " (the default --category)" if category == "hard_prompt"
             else ": printed only with --category " + str(category)))
+        stop = stops[(judge, a["bench"])]
+        board = boards.setdefault((judge, a["bench"], category), {
+            "variants": set(), "baseline": a["baseline"], "version": version, "figure": figure,
+            "cat": cat, "stop": stop})
+        board["variants"].add(variant)
+        if stop:
+            more = f" (and {len(stop) - 1} more)" if len(stop) > 1 else ""
+            out.append(_rec("arena_hard", variant, judge, figure, None, None,
+                            f"{version}: show_result.py stops before printing: {stop[0]}{more}; "
+                            "it prints no figure for these rows"))
+            continue
         if variant == a["baseline"]:
             out.append(_rec("arena_hard", variant, judge, figure, 50.0, a["games"],
                             f"{version}: the baseline judged against itself; the harness ignores these "
                             f"battles and reports 50 by construction{cat}"))
-            continue
-        if a["stops"]:
-            more = f" (and {len(a['stops']) - 1} more)" if len(a["stops"]) > 1 else ""
-            out.append(_rec("arena_hard", variant, judge, figure, None, None,
-                            f"{version}: show_result.py stops before printing: {a['stops'][0]}{more}; "
-                            "it prints no figure for these rows"))
             continue
         score = 100 * a["wc"] / a["w"] if a["w"] else None
         drop = (f"{a['dropped_rows']} row(s) with a null game dropped whole" if a["v2"]
@@ -301,6 +325,19 @@ def _arena_hard(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
         out.append(_rec("arena_hard", variant, judge, figure, score, a["games"],
                         f"{version} vs baseline {a['baseline']}: {a['games']} games kept = "
                         f"{a['w']:g} weighted battles; {drop}{cat}{printed}"))
+    for (judge, _, _), b in sorted(boards.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        if b["baseline"] is None or b["baseline"] in b["variants"]:
+            continue
+        if b["stop"]:
+            out.append(_rec("arena_hard", b["baseline"], judge, b["figure"], None, None,
+                            f"{b['version']}: the baseline; show_result.py stops before printing: "
+                            f"{b['stop'][0]}; it prints no figure"))
+            continue
+        line = ("v0.1: the baseline (model_a of every battle); show_result.py prints its line at 50 "
+                "(its win rate against itself, fillna(0.5))" if b["version"] == "v0.1" else
+                "v2.0: the baseline; show_result.py's format_confidence_interval appends its line at 50.0")
+        out.append(_rec("arena_hard", b["baseline"], judge, b["figure"], 50.0, None,
+                        f"{line}; it has no rows of its own in the input{b['cat']}"))
     return out
 
 
