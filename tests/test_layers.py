@@ -2,7 +2,7 @@
 
 Layers, lowest first (``LAYERS`` below is the one definition; README "Architecture" shows it):
 
-* ``foundation``: errors, the vocabularies (``vocab``), the stage-table schemas (``schemas``),
+* ``foundation``: errors, the vocabularies (``vocab``, ``methods``), the stage-table schemas (``schemas``),
   the statistics, the canonical JSON writer (``results``), file and output-folder checks,
   text made safe for a terminal (``text``). Imports nothing above.
 * ``config``: the Config and what reads a format (presets, detection, native readers).
@@ -40,7 +40,7 @@ import pytest
 PKG = Path(__file__).resolve().parent.parent / "workbench"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("errors", "text", "vocab", "schemas", "stats", "results", "files", "outdir")),
+    ("foundation", ("errors", "text", "vocab", "methods", "schemas", "stats", "results", "files", "outdir")),
     ("config", ("config", "detect", "formats")),
     ("ingest", ("ingest", "ingest_*", "engine*", "execute", "ledger", "selection", "clusters")),
     ("reduce", ("reduce*",)),

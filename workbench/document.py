@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from . import check, schemas
+from . import check, methods, schemas
 from .paired import Repetition
 from .ranks import RankIntervals
 
@@ -97,4 +97,5 @@ def build(*, head: dict[str, Any], fields: Sequence[str],
     doc["repetition"] = repetition_section(repetition)
     if harness is not None:
         doc["harness"] = harness
+    doc["methods"] = methods.section(doc)
     return doc

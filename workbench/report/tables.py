@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from .. import plots
+from .. import methods, plots
 from ..ranks import basis_text, by_variant, rank_label
 from ..terminal import cell_text
 from .formats import bounded_interval, interval, num, pct, pval, signed, truncated
@@ -250,7 +250,10 @@ def census_tables(r: Report) -> Html:
         "unusable value = non-numeric, out of range or NaN; held out = conflicting rows; no row = "
         "planned "
         "judgment with no line; missing rate = (judgments - valid) / judgments, planned "
-        "judgments with no row included (the one definition every section uses); interval: Wilson"
+        "judgments with no row included (the one definition every section uses); interval: "
+        + (", ".join(sorted({str(c["missing_rate_ci_method"]) for c in doc.get("census", [])
+                             if c.get("missing_rate_ci_method")})) or "none")
+        + " (Methods)"
     )
     caption += "; click a row for the rows behind it"
     parts = [table(head, margins, numeric=range(2, 10), row_classes=m_classes, caption=caption,
@@ -996,96 +999,6 @@ def _blocks_text(t: Mapping[str, Any], alpha: float) -> str:
     return text
 
 
-_MISSINGNESS_REF = "Good (2005), Permutation, Parametric and Bootstrap Tests of Hypotheses, ch. 3"
-_MISSINGNESS_WHAT = "Does the missing rate depend on the variant / judge? (design-respecting)"
-
-#: Each method the report shows: (what, method, reference).
-METHODS = {
-    "cluster_cr2_bm": (
-        "Judge offset and contrast intervals and tests (headline)",
-        "CR2 (bias-reduced) cluster-robust standard error with scenarios as clusters, t with "
-        "Bell-McCaffrey (Satterthwaite) degrees of freedom: its size holds when scenarios keep "
-        "unequal numbers of values; the CR1 t(G - 1) interval is shown beside it",
-        "Bell & McCaffrey (2002), Survey Methodology 28(2); Pustejovsky & Tipton (2018), JBES 36(4)",
-    ),
-    "cluster_t": (
-        "Scorecard intervals; beside the offset and contrast intervals",
-        "CR1 cluster-robust standard error with scenarios as clusters, t with G - 1 degrees of "
-        "freedom",
-        "Cameron & Miller (2015), J. Human Resources 50(2); Miller (2024), arXiv:2411.00640",
-    ),
-    "cluster_bootstrap": (
-        "Scorecard bootstrap and judge offset intervals",
-        "cluster bootstrap: whole scenarios resampled, percentile interval",
-        "Field & Welsh (2007), JRSS B 69(3); Efron & Tibshirani (1993)",
-    ),
-    "wilson": ("Missing, flag and pass rates", "Wilson score interval",
-               "Wilson (1927), JASA 22(158)"),
-    "wilson_design_effect_t": ("pass^k interval", "Wilson score interval on the design-effect "
-                               "number of items (scenario-clustered) with a t(G - 1) correction; the "
-                               "CR1 t interval clipped to [0, 1] kept beside it in results.json",
-                               "Korn & Graubard (1998), Survey Methodology 24(2); Wilson (1927)"),
-    "wilson_design_effect_cr2_4bm": ("pass^k interval", "Wilson score interval on the effective number of "
-                                     "outcomes p(1 - p) / v (v the CR2 variance of the mean over items, "
-                                     "clustered), capped at outcomes / k, with the t quantile at 4 x the "
-                                     "Bell-McCaffrey df (chosen by simulation); the CR1 t interval clipped "
-                                     "to [0, 1] kept beside it in results.json",
-                                     "Pustejovsky & Tipton (2018), JBES 36(4); Korn & Graubard (1998), "
-                                     "Survey Methodology 24(2); Wilson (1927)"),
-    "chi2": ("Does the missing rate depend on the judge / variant?",
-             "Pearson chi-squared test of the levels x [missing, scored] table",
-             "Pearson (1900); Agresti (2013), Categorical Data Analysis"),
-    "chi2_monte_carlo": ("Does the missing rate depend on the judge / variant?",
-                         "chi-squared statistic with a seeded Monte Carlo p-value (sparse tables)",
-                         "Hope (1968), JRSS B 30(3)"),
-    "fisher_exact": ("Missing rates of two sides (confounding), 2 x 2 missingness tests",
-                     "Fisher's exact test, two-sided", "Fisher (1922), JRSS 85(1)"),
-    "holm": ("Contrast p-values", "Holm step-down adjustment within each family (one per subset)",
-             "Holm (1979), Scand. J. Statistics 6(2)"),
-    "holm_stepdown_cr2_bm": ("Claim verdicts", "each claim's CR2 Bell-McCaffrey t interval at its "
-                             "Holm step-down level (1 - alpha/(m - i + 1) for the claim rejected at "
-                             "step i; the stopping step's level for the rest): it excludes 0 exactly "
-                             "when the claim's Holm-adjusted p does, so a verdict and its p agree",
-                             "Holm (1979); Strassburger & Bretz (2008), Stat. Med. 27(24)"),
-    "ranks": ("Scorecard ranks", "rank interval of each measured cell: 1 + cells significantly "
-              "above it to N - cells significantly below it, from the Holm-adjusted contrasts "
-              "(simultaneous); a single rank only when every pair is separated",
-              "Mogstad, Romano, Shaikh & Wilhelm (2024), Rev. Economic Studies 91(1); Holm (1979)"),
-    "paired": ("Paired contrasts", "difference on matched (scenario, trial, judge) units, "
-               "clustered by scenario", "Miller (2024), arXiv:2411.00640"),
-    "mde": ("Minimum detectable effect", "the difference detectable with the configured power "
-            "at alpha from the clustered SE", "Bloom (1995), Evaluation Review 19(5)"),
-    "kappa": ("Judge agreement", "quadratic-weighted kappa on the rubric's integer scale; "
-              "Krippendorff's alpha (interval)",
-              "Cohen (1968), Psych. Bulletin 70(4); Krippendorff (2004)"),
-    **{name + suffix: (_MISSINGNESS_WHAT, how + form, _MISSINGNESS_REF + ref)
-       for name, how in {
-           "block_permutation_within_scenario":
-               "chi-squared statistic; variant labels of whole (scenario, variant) blocks (every trial "
-               "and judge) permuted within each scenario",
-           "judge_block_permutation_within_scenario_variant":
-               "chi-squared statistic; judge labels of whole (scenario, variant, judge) blocks (all "
-               "trials) permuted within each scenario x variant",
-           "item_permutation_within_scenario":
-               "chi-squared statistic; variant labels of (scenario, variant, trial) items permuted "
-               "within each scenario (config missingness.unit: trial; invalid when trials fail together)",
-           "judge_permutation_within_item":
-               "chi-squared statistic; judge labels permuted within each (scenario, variant, trial) "
-               "item (config missingness.unit: trial)",
-       }.items()
-       for suffix, form, ref in (
-           ("", ", seeded Monte-Carlo p (2000 permutations)", ""),
-           ("_exact", ", exact p by enumerating every arrangement", ""),
-           ("_asymptotic", ", large-sample chi-squared form of the permutation distribution",
-            "; Landis, Heyman & Koch (1978), Int. Stat. Rev. 46"))},
-    "sign_flip": ("Judge offset sign-flip p", "signs of whole scenarios' summed within-item "
-                  "differences flipped: all 2^G patterns (G <= 12), a seeded Monte-Carlo sample, "
-                  "or above 200 scenarios with none holding over 10% of the variance the "
-                  "large-sample normal form (size measured by simulation)",
-                  "Fisher (1935); Canay, Romano & Shaikh (2017), Econometrica 85(3)"),
-}
-
-
 def _df_span(dfs: Sequence[Any]) -> str:
     vals = sorted(float(d) for d in dfs if d is not None)
     if not vals:
@@ -1130,8 +1043,9 @@ def _sign_flip_on(doc: Mapping[str, Any]) -> str:
     return "; ".join(parts) or "-"
 
 
-def methods_table(r: Report) -> Html:
-    """Each interval and test the report shows, with its reference and what it was computed on."""
+def _computed_on(r: Report) -> dict[str, str]:
+    """What each method (by its recorded name) was computed on in this run, where the run's
+    records say more than the number of records (:func:`methods_rows`)."""
     doc, cfg = r.doc, r.cfg
     conf = f"{cfg.confidence:.0%}"
     cells = pooled_cells(doc)
@@ -1144,51 +1058,74 @@ def methods_table(r: Report) -> Html:
         "cluster_cr2_bm": f"{conf}; {len(offsets)} pooled offsets, {len(cs)} contrasts on "
         f"{_span([int(c['cr1_df']) + 1 for c in cs if c.get('cr1_df')])} {unit}; Bell-McCaffrey "
         f"df {_df_span([c.get('df') for c in cs] + [o.get('df') for o in offsets])}",
-        "cluster_bootstrap": f"{conf}; {_resamples_text(doc, cfg)}, seed {cfg.seed}; offsets on "
-        f"{_span([o['clusters'] for o in offsets])} {unit}",
-        "wilson": f"{conf}; per judge x variant cell (denominator: judgments, planned ones "
-        "with no row included)",
+        "joint_cluster_bootstrap_multinomial": f"{conf}; {_resamples_text(doc, cfg)}, seed {cfg.seed}; "
+        f"offsets on {_span([o['clusters'] for o in offsets])} {unit}",
+        "wilson_design_effect_t": f"{conf}; per judge x variant cell (denominator: judgments, planned "
+        "ones with no row included), per variant for flag and pass rates" + _pooled_deff_text(doc),
         "holm": f"alpha {cfg.alpha:g}; {len(cs)} contrasts in the all-scenario family",
-        "ranks": _ranks_on(doc.get("ranks")),
-        "paired": f"{sum(1 for c in cs if c.get('paired_diff') is not None)} of {len(cs)} "
-        "contrasts have matched units",
+        "ranks_holm_contrasts": _ranks_on(doc.get("ranks")),
         "mde": f"power {cfg.power:g}, alpha {cfg.alpha:g}; target effect {cfg.target_effect:g}",
-        "kappa": f"{len(offsets)} judge pairs",
-        "sign_flip": _sign_flip_on(doc),
+        "kappa_quadratic": f"{len(offsets)} judge pairs",
         "fisher_exact": f"alpha {cfg.alpha:g}",
     }
+    paired = [c for c in cs if c.get("paired_diff") is not None]
+    if paired:
+        units = sorted({str(c["paired_unit"]).replace("_", " x ") for c in paired if c.get("paired_unit")})
+        on["cluster_cr2_bm"] += (f"; {len(paired)} of {len(cs)} contrasts also paired on matched "
+                                 f"({', '.join(units)}) units")
+    for form in _SIGN_FLIP_FORMS:
+        text = _sign_flip_on({"judge_offsets": [o for o in doc.get("judge_offsets") or []
+                                                if o.get("sign_flip_method") == form]})
+        if text != "-":
+            on[f"sign_flip_{form}"] = text
     for t in doc.get("missingness_tests", []):
         text = f"{t['factor']}: {t['levels']} levels over judgments"
         if t.get("blocks") is not None:
             text += f", {_blocks_text(t, cfg.alpha)}"
         on[t["method"]] = f"{on[t['method']]}; {text}" if t["method"] in on else text
-    used = {"cluster_t", "cluster_bootstrap", "wilson", "holm", "paired", "mde", "fisher_exact"}
-    if any(x.get("ci_method") == "cluster_cr2_bm" for x in [*cs, *offsets]):
-        used.add("cluster_cr2_bm")
     for pk_method in sorted({p["pass_hat_k_ci_method"] for p in doc.get("pass_rates") or []
                              if p.get("pass_hat_k_ci_method")}):
         pk = [p for p in doc.get("pass_rates") or [] if p.get("pass_hat_k_ci_method") == pk_method]
-        used.add(pk_method)
-        on[pk_method] = f"{conf}; k = {pk[0]['k']}; {len(pk)} pass^k intervals"
+        text = f"{conf}; k = {pk[0]['k']}; {len(pk)} pass^k intervals"
+        on[pk_method] = f"{on[pk_method]}; {text}" if pk_method in on else text
     verdicts = [c for c in doc.get("claims") or [] if c.get("verdict_ci_method")]
     if verdicts:
-        used.add("holm_stepdown_cr2_bm")
         levels = sorted({c["verdict_confidence"] for c in verdicts})
         on["holm_stepdown_cr2_bm"] = (f"family error rate {1 - cfg.confidence:.2g}; {len(verdicts)} claims "
                                       f"with a p in one family; levels {levels[0]:.2%}"
                                       + (f" to {levels[-1]:.2%}" if len(levels) > 1 else ""))
-    if doc.get("ranks"):
-        used.add("ranks")
-    used |= {t["method"] for t in doc.get("missingness_tests", []) if t["method"] in METHODS}
-    if offsets:
-        used.add("kappa")
-    if any(o.get("sign_flip_method") for o in doc.get("judge_offsets") or []):
-        used.add("sign_flip")
+    return on
+
+
+def _pooled_deff_text(doc: Mapping[str, Any]) -> str:
+    pooled = [c for c in [*(doc.get("census") or []), *(doc.get("census_margins") or [])]
+              if c.get("missing_rate_design_effect_from") == "pooled"]
+    if not pooled:
+        return ""
+    return f"; {len(pooled)} missing rates at 0 or 1 took the pooled design effect of their table"
+
+
+def methods_rows(r: Report) -> list[tuple[str, list[str]]]:
+    """The Methods table's rows: (recorded method name, [what, method, computed on, reference]),
+    one per method the run recorded (:func:`workbench.methods.recorded`), none other."""
+    on = _computed_on(r)
     rows = []
-    for key, (what, how, ref) in METHODS.items():
-        if key in used:
-            rows.append([what, how, on.get(key, "-"), ref])
-    return table(["what", "method", "computed on", "reference"], rows,
+    for name, places in methods.recorded(r.doc).items():
+        m = methods.describe(name)
+        what = "; ".join(dict.fromkeys(methods.place_label(p) for p in places))
+        counts = ", ".join(f"{methods.place_label(p)}: {n}" for p, n in places.items())
+        rows.append((name, [what, m.description, on.get(name, f"{counts} record(s)"), m.reference]))
+    return rows
+
+
+def methods_table(r: Report) -> Html:
+    """Each interval and test the run used, with its reference and what it was computed on:
+    built from the method names results.json records, so it names every method the numbers
+    come from and no other."""
+    cfg = r.cfg
+    rows = methods_rows(r)
+    return table(["what", "method", "computed on", "reference"], [row for _, row in rows],
+                 row_attrs=[{"data-method": name} for name, _ in rows],
                  caption="Every interval and test respects the design: judges rate the same "
                  "items and trials repeat scenarios, so scenarios are the clusters."
                  if cfg.cluster is None else
