@@ -17,13 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_real_data import NATIVE, files, require_real_data
 
 from workbench import methods, pipeline
 from workbench.config import load_config
 from workbench.report.model import Report
 from workbench.report.tables import methods_table
-
-from test_real_data import NATIVE, files, require_real_data
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden" / "example_results.json"
