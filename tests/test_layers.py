@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ingest", ("ingest", "ingest_*", "engine*", "execute", "ledger", "selection", "clusters")),
     ("reduce", ("reduce*",)),
     ("stages", ("census", "scorecard", "paired", "ranks", "check", "provenance", "names",
-                "harness", "synth", "calibrate", "example")),
+                "harness", "board", "synth", "calibrate", "example")),
     ("run", ("pipeline", "document", "api", "cliargs", "dask*", "distributed*")),
     ("presentation", ("terminal", "plots", "report", "report.*")),
     ("commands", ("cmd_*", "selftest")),

@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from . import check, methods, schemas
+from . import board, check, methods, schemas
 from .paired import Repetition
 from .ranks import RankIntervals
 
@@ -97,5 +97,6 @@ def build(*, head: dict[str, Any], fields: Sequence[str],
     doc["repetition"] = repetition_section(repetition)
     if harness is not None:
         doc["harness"] = harness
+    doc["board"] = board.build(doc)
     doc["methods"] = methods.section(doc)
     return doc

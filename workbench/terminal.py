@@ -249,16 +249,32 @@ def harness_text(doc: dict[str, Any]) -> str | None:
     lines = []
     figs = h.get("figures") or []
     if figs:
-        lines.append(f"harness rule ({h['rule']}): the figure the harness itself prints, from every row as read")
+        lines.append(f"harness rule ({h['rule']}): the figures the harness itself prints, from every row as read")
+        names = list(dict.fromkeys(str(f["figure"]) for f in figs))
+        keys = list(dict.fromkeys((f["variant"], f["judge"]) for f in figs))
+        by = {(f["variant"], f["judge"], str(f["figure"])): f for f in figs}
+        notes: list[str] = []
         rows = []
-        for f in figs:
-            v = f["value"]
-            val = "-" if v is None else (str(v) if isinstance(v, int) else f"{v:.10g}")
-            pr = "" if "printed" not in f else f"{f['printed']} ({'matches' if f.get('matches') else 'DIFFERS'})"
-            rows.append([str(f["variant"]), str(f["judge"]), f["figure"], val,
-                         "-" if f["n"] is None else str(f["n"]), pr, f.get("note") or ""])
-        lines.append(table(["variant", "judge", "figure", "value", "n", "printed in the log", "note"],
-                           rows, {3, 4}))
+        for variant, judge in keys:
+            row = [str(variant), str(judge)]
+            for name in names:
+                f = by.get((variant, judge, name))
+                if f is None:
+                    row.append("")
+                    continue
+                v = f["value"]
+                val = "-" if v is None else (str(v) if isinstance(v, int) else f"{v:.10g}")
+                if f.get("note"):
+                    notes.append(f"{variant} {name}: {f['note']}")
+                    val += f" [{len(notes)}]"
+                if "printed" in f:
+                    notes.append(f"{variant} {name}: printed in the log {f['printed']} "
+                                 f"({'matches' if f.get('matches') else 'DIFFERS'})")
+                    val += f" [{len(notes)}]"
+                row.append(val)
+            rows.append(row)
+        lines.append(table(["variant", "judge", *names], rows, set(range(2, 2 + len(names)))))
+        lines.extend(safe(f"  [{i}] {n}") for i, n in enumerate(notes, 1))
     ps = h.get("position_swap") or []
     if ps:
         lines.append("position swap: the two games of one item (positions 1 and 2), per variant x judge")
@@ -338,6 +354,53 @@ def scorecard_text(doc: dict[str, Any]) -> str | None:
     return "\n".join(lines)
 
 
+def board_text(doc: dict[str, Any]) -> str | None:
+    """The board (results.json ``board``): who is ahead, by how much, and can we tell."""
+    lines = []
+    conf = doc["config"].get("confidence", 0.95)
+    for b in doc.get("board") or []:
+        rows_in = b.get("rows") or []
+        if not rows_in:
+            continue
+        harness = b.get("harness_figure")
+        swap = any("position_swap_disagreement" in x for x in rows_in)
+        head = ["rank", "variant", f"{b['field']} [{100 * conf:g}% CI]", "valid/rows", "missing", "status"]
+        if harness:
+            head.append(f"harness: {harness}")
+        if swap:
+            head.append("position swap disagrees")
+        rows = []
+        for x in rows_in:
+            nd = int(x.get("decimals") or 2)
+            lo, hi = x.get("rank_low"), x.get("rank_high")
+            rank = "-" if lo is None or hi is None else (str(lo) if lo == hi else f"{lo}-{hi}")
+            ci = ("" if x.get("ci_low") is None or x.get("ci_high") is None
+                  else f" [{x['ci_low']:.{nd}f}, {x['ci_high']:.{nd}f}]")
+            fig = "-" if x.get("mean") is None else f"{x['mean']:.{nd}f}{ci}"
+            miss = "-"
+            if x.get("judgments"):
+                miss = f"{100 * x['missing_rate']:.1f}% ({x['missing']}/{x['judgments']})"
+                if x.get("absent"):
+                    miss += f", {x['absent']} absent"
+            row = [rank, str(x["variant"]), fig, f"{x.get('valid_n')}/{x.get('rows')}", miss,
+                   str(x.get("status") or "-").upper() if x.get("status") != "measured" else "measured"]
+            if harness:
+                hv = x.get("harness_value")
+                row.append(("-" if hv is None else (str(hv) if isinstance(hv, int) else f"{hv:.{max(nd, 2)}f}"))
+                           + (" (differs)" if x.get("harness_differs") else ""))
+            if swap:
+                r = x.get("position_swap_disagreement")
+                row.append("-" if r is None else f"{100 * r:.1f}%")
+            rows.append(row)
+        lines.append(f"board: {b['field']}, judges pooled, valid rows only; sorted by the valid-row figure "
+                     "(measured first); rank = the ranks the Holm-adjusted contrasts allow")
+        lines.append(table(head, rows, {0, 3}))
+        for x in rows_in:
+            if x.get("harness_differs"):
+                lines.append(safe(f"  harness differs for {x['variant']}: {x.get('harness_why')}"))
+    return "\n".join(lines) if lines else None
+
+
 def print_analysis(analysis: Any, file: Any = None) -> None:
     """Print ledger, census and (when present) the pooled headline scorecard."""
     f = file or sys.stdout
@@ -345,7 +408,7 @@ def print_analysis(analysis: Any, file: Any = None) -> None:
     from .names import warning_text
 
     warn = [*(doc.get("config_warnings") or []), *map(warning_text, doc.get("name_warnings") or [])]
-    blocks = [ledger_text(doc), malformed_text(doc),
+    blocks = [board_text(doc), ledger_text(doc), malformed_text(doc),
               "\n".join(safe(f"warning: {w}") for w in warn) if warn else None,
               plan_text(doc), census_text(doc), provenance_text(doc), scorecard_text(doc),
               harness_text(doc)]

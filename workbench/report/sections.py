@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .assets import CSS
 from .formats import _plural, interval, signed
-from .markup import Html, badge, esc
+from .markup import Html, badge, esc, table
 from .model import SECTIONS, VERDICT_CLASS, Report
 
 
@@ -85,10 +85,80 @@ def header(r: Report) -> Html:
     return Html(
         f'<style>{CSS}</style><header class="wb-header"><div class="wb-kicker">workbench '
         "reanalysis report</div>"
-        f'<h1>{esc(title)}</h1><p class="wb-sub">{esc(sub)}</p>{banner}{notes}{verdicts}'
+        f'<h1>{esc(title)}</h1><p class="wb-sub">{esc(sub)}</p>{banner}{verdicts}{board_html(r)}{notes}'
         f'<section class="wb-findings"><h2>Key findings</h2><ol>{"".join(items)}</ol></section>'
         f'<nav class="wb-toc">{toc}</nav></header>'
     )
+
+
+def _rank(row: dict) -> str:
+    lo, hi = row.get("rank_low"), row.get("rank_high")
+    if lo is None or hi is None:
+        return "-"
+    return str(lo) if lo == hi else f"{lo}\u2013{hi}"
+
+
+def _board_missing(row: dict) -> str:
+    if not row.get("judgments"):
+        return "-"
+    text = f"{100 * row['missing_rate']:.1f}% ({row['missing']}/{row['judgments']})"
+    if row.get("absent"):
+        text += f", {row['absent']} absent"
+    return text
+
+
+def board_html(r: Report) -> str:
+    """The board: one row per variant, sorted, the valid-row figure at the decimals its interval
+    supports with valid/rows, interval, rank interval, missing share, status, and the harness's
+    own figure beside it (results.json ``board``)."""
+    boards = r.doc.get("board") or []
+    out = []
+    for b in boards:
+        rows = b.get("rows") or []
+        if not rows:
+            continue
+        harness = b.get("harness_figure")
+        swap = any("position_swap_disagreement" in x for x in rows)
+        head = ["rank", "variant", f"{b['field']} [{r.cfg.confidence:.0%} CI]", "valid / rows", "missing", "status"]
+        if harness:
+            head.append(f"harness: {harness}")
+        if swap:
+            head.append("position swap disagrees")
+        body = []
+        for x in rows:
+            nd = int(x.get("decimals") or 2)
+            fig = "-" if x.get("mean") is None else f"{x['mean']:.{nd}f}"
+            ci = interval(x.get("ci_low"), x.get("ci_high"), nd)
+            kind = {"measured": "good", "insufficient": "warn"}.get(str(x.get("status")), "muted")
+            cells: list[object] = [_rank(x), x["variant"],
+                                   Html(f"<b>{esc(fig)}</b> <span class=wb-dim>{esc(ci)}</span>"),
+                                   f"{x.get('valid_n')}/{x.get('rows')}", _board_missing(x),
+                                   badge(str(x.get("status") or "-"), kind)]
+            if harness:
+                hv = x.get("harness_value")
+                text = "-" if hv is None else (str(hv) if isinstance(hv, int) else f"{hv:.{max(nd, 2)}f}")
+                mark = " \u2260" if x.get("harness_differs") else ""
+                cells.append(Html(f'<span title="{esc(x.get("harness_why") or "")}">{esc(text + mark)}</span>'))
+            if swap:
+                cells.append(_rate(x.get("position_swap_disagreement"), x.get("position_swap_ci_low"),
+                                   x.get("position_swap_ci_high")))
+            body.append(cells)
+        differs = [x for x in rows if x.get("harness_differs")]
+        foot = ("sorted by the valid-row figure (measured cells first); the figure at the decimals its "
+                "interval supports; rank: the interval of ranks the Holm-adjusted contrasts allow; missing: "
+                "judgments with no valid score (absent: planned, no row)")
+        if harness:
+            foot += (f"; harness: the figure the harness ({b.get('harness_rule')}) itself prints, from every "
+                     "row as read (hover for why it differs or is not compared)")
+        if differs:
+            foot += "; \u2260 differs from the valid-row figure: " + "; ".join(
+                f"{x['variant']}: {x.get('harness_why')}" for x in differs[:3])
+        numeric = [0, 2, 3, 4] + ([6] if harness else []) + ([len(head) - 1] if swap else [])
+        out.append(f'<section class="wb-board" id="board"><h2>Board: {esc(b["field"])}</h2>'
+                   + str(table(head, body, numeric=numeric, caption=foot, cls="wb-board-table",
+                               row_attrs=[{"data-variant": x["variant"]} for x in rows]))
+                   + "</section>")
+    return "".join(out)
 
 
 
@@ -104,7 +174,7 @@ def _first_screen_notes(r: Report) -> str:
         src = {"complete": "every observed scenario x variant x trial x judge", "file": "the plan file",
                "tasks": "the harness's task list"}.get(plan.get("mode") or "", "the plan")
         out.append(
-            f'<div class="wb-banner wb-bad"><b>Absent rows.</b> {esc(absent)} of '
+            f'<div class="wb-banner wb-warn"><b>Absent rows.</b> {esc(absent)} of '
             f"{esc(plan.get('planned'))} planned judgments ({esc(src)}) have no row in any input. "
             "They count in every cell's rows, bounds and zero-filled figure below; no score is "
             "invented for them.</div>")
@@ -112,23 +182,12 @@ def _first_screen_notes(r: Report) -> str:
     if prov:
         items = "".join(f"<li>{esc(p['message'])}</li>" for p in prov[:5])
         more = f"<li>and {len(prov) - 5} more (results.json provenance_checks)</li>" if len(prov) > 5 else ""
-        out.append(f'<div class="wb-banner wb-bad"><b>Provenance.</b> A field disagrees with the '
+        out.append(f'<div class="wb-banner wb-warn"><b>Provenance.</b> A field disagrees with the '
                    f"file's path:<ul>{items}{more}</ul></div>")
     h = doc.get("harness") or {}
     figs = h.get("figures") or []
     if figs:
-        body = "".join(
-            "<tr>" + "".join(f"<td>{esc(x)}</td>" for x in (
-                f["variant"], f["judge"], f["figure"], _fig(f["value"]), f["n"], _printed(f),
-                f.get("note") or "")) + "</tr>"
-            for f in figs[:30])
-        out.append(
-            f'<div class="wb-banner"><b>The harness\'s own rule ({esc(h.get("rule"))}).</b> What '
-            "the harness itself prints, recomputed from every row as read (re-runs included), beside "
-            "the workbench's valid-row figures below."
-            '<table class="wb-table"><thead><tr><th>variant</th><th>judge</th><th>figure</th>'
-            "<th>value</th><th>n</th><th>printed in the log</th><th>note</th></tr></thead>"
-            f"<tbody>{body}</tbody></table></div>")
+        out.append(_harness_pivot(h, figs))
     swaps = h.get("position_swap") or []
     if swaps:
         body = "".join(
@@ -148,6 +207,42 @@ def _first_screen_notes(r: Report) -> str:
             "<th>both missing</th><th>judged again</th>"
             f"<th>absent items</th></tr></thead><tbody>{body}</tbody></table></div>")
     return "".join(out)
+
+
+def _harness_pivot(h: dict, figs: list[dict]) -> str:
+    """The harness's figures pivoted: one row per (variant, judge), a column per figure, the
+    printed values and notes as numbered notes under the table."""
+    names = list(dict.fromkeys(str(f["figure"]) for f in figs))
+    keys = list(dict.fromkeys((f["variant"], f["judge"]) for f in figs))
+    by = {(f["variant"], f["judge"], str(f["figure"])): f for f in figs}
+    notes: list[str] = []
+    rows = []
+    for variant, judge in keys[:200]:
+        cells: list[object] = [variant, judge]
+        for name in names:
+            f = by.get((variant, judge, name))
+            if f is None:
+                cells.append("")
+                continue
+            text = _fig(f["value"])
+            extra = []
+            if f.get("note"):
+                notes.append(f"{variant} {name}: {f['note']}")
+                extra.append(str(len(notes)))
+            if "printed" in f:
+                notes.append(f"{variant} {name}: printed in the log {_printed(f)}")
+                extra.append(str(len(notes)))
+            cells.append(Html(esc(text) + (f"<sup>{esc(','.join(extra))}</sup>" if extra else "")))
+        rows.append(cells)
+    more = f" ({len(keys) - 200} more rows in results.json harness)" if len(keys) > 200 else ""
+    foot = "".join(f"<li>{esc(n)}</li>" for n in notes[:40])
+    if len(notes) > 40:
+        foot += f"<li>and {len(notes) - 40} more notes (results.json harness.figures)</li>"
+    return (f'<details class="wb-banner wb-harness"><summary><b>The harness\'s own figures '
+            f"({esc(h.get('rule'))}).</b> What the harness itself prints, recomputed from every row "
+            f"as read (re-runs included){esc(more)}.</summary>"
+            + str(table(["variant", "judge", *names], rows, numeric=range(2, 2 + len(names))))
+            + (f'<ol class="wb-notes">{foot}</ol>' if foot else "") + "</details>")
 
 
 def _fig(v: object) -> str:
