@@ -79,3 +79,32 @@ def test_every_stage_runs_with_one_blas_thread(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(paired, "contrasts", spy)
     pipeline.run([str(EX / "judge_rows.jsonl")], str(EX / "config.yaml"))
     assert seen and set(seen) == {1}
+
+
+def test_explore_board_cells_and_every_frame() -> None:
+    """Issue 26: the notebook's exploring API: ``board()``, ``cells()`` (the headline slice
+    without a three-condition filter), and ``frame(name)`` for every table, the ledger included."""
+    a = wb.run("data/example/judge_rows.jsonl", "data/example/config.yaml")
+    hl = a.config.headline
+    card = a.frame("scorecard")
+    pooled = card.filter(pl.col("field") == hl, pl.col("judge").is_null(), pl.col("subset").is_null())
+    cells = a.cells()
+    assert cells.height == pooled.height == 6 and cells.height < card.height  # 6 variants in the example
+    assert cells["mean"].to_list() == pooled.sort("variant")["mean"].to_list()
+    judge = card["judge"].drop_nulls()[0]
+    assert a.cells(judge=judge).height == card.filter(pl.col("field") == hl, pl.col("judge") == judge,
+                                                      pl.col("subset").is_null()).height
+    with pytest.raises(KeyError, match="fields:"):
+        a.cells(field="nope")
+    board = a.board()
+    assert board["variant"].to_list() == [r["variant"] for r in a.doc["board"][0]["rows"]]
+    assert a.frame("board").equals(board)
+    ledger = a.frame("ledger")
+    counts = dict(zip(ledger["bucket"].to_list(), ledger["lines"].to_list(), strict=True))
+    assert counts["lines"] == 286 and counts == a.doc["ledger"]
+    assert a.frame("rows") is a.rows
+    assert set(a.frame("methods")["name"]) == {m["name"] for m in a.doc["methods"]}
+    for name in a.frame_names():
+        assert isinstance(a.frame(name), pl.DataFrame), name
+    with pytest.raises(KeyError, match="did you mean 'ledger'"):
+        a.frame("ledgr")

@@ -53,16 +53,62 @@ class Analysis:
     execution: dict[str, Any] | None = None
     """How ingest ran (engine, jobs, scheduler, files): for run.json, never results.json."""
 
-    def frame(self, name: str) -> pl.DataFrame:
-        """A stage's table by name (``census``, ``scorecard``, ``judge_offsets``...)."""
-        try:
-            return self.frames[name]
-        except KeyError:
-            import difflib
+    #: frames built from the results document on demand (beside the stage tables)
+    DOCUMENT_FRAMES = ("ledger", "rows", "board", "methods")
 
-            near = difflib.get_close_matches(name, list(self.frames), n=1)
-            hint = f"did you mean {near[0]!r}? " if near else ""
-            raise KeyError(f"no frame {name!r}; {hint}frames: {', '.join(self.frames)}") from None
+    def frame_names(self) -> list[str]:
+        """Every name :meth:`frame` accepts: the stage tables, then the document's frames."""
+        return [*self.frames, *(n for n in self.DOCUMENT_FRAMES if n not in self.frames)]
+
+    def frame(self, name: str) -> pl.DataFrame:
+        """A table by name as a polars DataFrame (``.to_pandas()`` for pandas): a stage's table
+        (``census``, ``scorecard``, ``judge_offsets`` ...), or ``ledger`` (one row per bucket:
+        lines), ``rows`` (the row table), ``board`` (:meth:`board`), ``methods`` (every method
+        the run used). A typo gets a "did you mean"."""
+        if name in self.frames:
+            return self.frames[name]
+        if name == "ledger":
+            led = self.doc["ledger"]
+            return pl.DataFrame({"bucket": list(led), "lines": [None if v is None else int(v) for v in led.values()]},
+                                schema={"bucket": pl.String, "lines": pl.Int64})
+        if name == "rows":
+            return self.rows
+        if name == "board":
+            return self.board()
+        if name == "methods":
+            recs = [{"name": m["name"], "description": m["description"], "reference": m["reference"],
+                     "used_in": ", ".join(m["used_in"])} for m in self.doc.get("methods") or []]
+            return pl.DataFrame(recs, schema={"name": pl.String, "description": pl.String,
+                                              "reference": pl.String, "used_in": pl.String})
+        import difflib
+
+        names = self.frame_names()
+        near = difflib.get_close_matches(name, names, n=1)
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        raise KeyError(f"no frame {name!r}; {hint}frames: {', '.join(names)}") from None
+
+    def board(self, field: str | None = None) -> pl.DataFrame:
+        """The board of ``field`` (default: the headline) as a DataFrame: one row per variant,
+        sorted as the report shows it (results.json ``board``)."""
+        field = self.config.headline if field is None else field
+        boards = {b["field"]: b for b in self.doc.get("board") or []}
+        if field not in boards:
+            raise KeyError(f"no board for field {field!r}; boards: {', '.join(boards) or 'none'}")
+        rows = boards[field]["rows"]
+        return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
+
+    def cells(self, field: str | None = None, judge: str | None = None, subset: str | None = None) -> pl.DataFrame:
+        """The scorecard slice most questions need: one field (default: the headline), judges
+        pooled (or one ``judge``), all scenarios (or one ``subset``); one row per variant."""
+        field = self.config.headline if field is None else field
+        card = self.frame("scorecard")
+        for col, want in (("field", field), ("judge", judge), ("subset", subset)):
+            card = card.filter(pl.col(col).is_null() if want is None else pl.col(col) == want)
+        if card.height == 0:
+            known = sorted(set(self.frame("scorecard")["field"].drop_nulls()))
+            raise KeyError(f"no scorecard cells for field={field!r}, judge={judge!r}, subset={subset!r}; "
+                           f"fields: {', '.join(known)}")
+        return card.sort("variant")
 
     def _repr_html_(self) -> str:
         """A compact summary in JupyterLab (the whole document is ``.doc``)."""
@@ -75,8 +121,9 @@ class Analysis:
         verdict = "passed" if gate.get("passed", True) else "FAILED"
         return (f"<div><b>workbench Analysis</b> of {names}: {led['lines']} lines ({html.escape(shown)}); "
                 f"headline <code>{html.escape(self.config.headline)}</code>; gate {verdict}.<br>"
-                f"<code>.frame(name)</code>: {frames}; <code>.rows</code> ({self.rows.height} rows); "
-                "<code>.doc</code> the results document.</div>")
+                f"<code>.board()</code>, <code>.cells()</code> (the headline slice), "
+                f"<code>.frame(name)</code>: {frames}, ledger, rows, board, methods (polars; "
+                "<code>.to_pandas()</code> for pandas); <code>.doc</code> the results document.</div>")
 
     def __repr__(self) -> str:
         led = self.doc["ledger"]
