@@ -103,5 +103,5 @@ def run(args: argparse.Namespace) -> int:
     if code != cliargs.EXIT_OK:
         why = gate_summary(gate)
         failed = terminal.colour("gate failed", "bad", sys.stderr)
-        print(f"workbench: {failed} ({terminal.safe(why)}); the report shows why", file=sys.stderr)
+        print(f"workbench: {failed}: {terminal.safe(why)}; the report shows why", file=sys.stderr)
     return code
