@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -512,3 +513,35 @@ def test_an_underflowing_missingness_p_is_not_printed_as_zero() -> None:
     assert "judge_permutation_within_item_asymptotic p < 1e-16" in text
     assert "item_permutation_within_scenario_asymptotic p = 0.161" in text
     assert "undefined p = -" in text and "p = 0\n" not in text + "\n"
+
+
+# --------------------------------------------------------------------------- start-up (issue 26)
+
+HEAVY = ("polars", "numpy", "duckdb", "scipy", "pandas", "pyarrow", "workbench.pipeline")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["preset", "list"]])
+def test_light_commands_do_not_import_the_analysis_stack(argv: list[str]) -> None:
+    # structural, not a timing (benchmarks/cli_startup.py times it): what these commands load
+    probe = (
+        "import sys\n"
+        "from workbench.cli import main\n"
+        f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(m for m in sys.modules)), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    loaded = set(done.stderr.split())
+    heavy = sorted(m for m in loaded if m in HEAVY or m.split(".")[0] in HEAVY[:-1])
+    assert heavy == [], f"workbench {' '.join(argv)} imported {heavy[:8]}"
+    assert "workbench.cli" in loaded  # the probe did run the CLI of this tree
+
+
+def test_package_attributes_still_resolve_lazily() -> None:
+    import workbench as wb
+
+    assert wb.run is wb.pipeline.run and wb.load_config is wb.config.load_config
+    assert wb.stats.derive_seed is not None  # a submodule, imported on first use
+    assert set(wb.__all__) <= set(dir(wb))
+    with pytest.raises(AttributeError):
+        _ = wb.no_such_name

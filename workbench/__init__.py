@@ -8,22 +8,41 @@ report notebook::
     cfg = wb.load_config("data/example/config.yaml")
     a = wb.run(["data/example/judge_rows.jsonl"], cfg, plan="data/example/plan.csv")
     a.frame("census").to_pandas()
+
+The names below are imported on first use (PEP 562), so ``import workbench`` and the
+``workbench --help`` / ``--version`` / ``preset list`` commands do not load polars, numpy,
+scipy or duckdb; ``wb.stats`` and the other submodules are imported on first use too.
 """
 
-from .api import (
-    census_table,
-    claims,
-    contrasts,
-    judge_offsets,
-    load_rows,
-    published_check,
-    scorecard_table,
-)
-from .config import Config, load_config
-from .errors import ConfigError, InputError, WorkbenchError
-from .ingest import BUCKETS, FIELD_STATUSES, read_rows
-from .ledger import apply_plan, count_ledger, read_plan
-from .pipeline import Analysis, load, run
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: public name -> the submodule that defines it
+_EXPORTS = {
+    "census_table": "api",
+    "claims": "api",
+    "contrasts": "api",
+    "judge_offsets": "api",
+    "load_rows": "api",
+    "published_check": "api",
+    "scorecard_table": "api",
+    "Config": "config",
+    "load_config": "config",
+    "ConfigError": "errors",
+    "InputError": "errors",
+    "WorkbenchError": "errors",
+    "BUCKETS": "ingest",
+    "FIELD_STATUSES": "ingest",
+    "read_rows": "ingest",
+    "apply_plan": "ledger",
+    "count_ledger": "ledger",
+    "read_plan": "ledger",
+    "Analysis": "pipeline",
+    "load": "pipeline",
+    "run": "pipeline",
+}
 
 __all__ = [
     "BUCKETS",
@@ -48,3 +67,41 @@ __all__ = [
     "read_rows",
     "run",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``wb.run``, ``wb.Config``...: imported from their submodule on first use; ``wb.stats``
+    and the other submodules likewise."""
+    module = _EXPORTS.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
+        globals()[name] = value
+        return value
+    if not name.startswith("_"):
+        try:
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # what type checkers and IDEs see: the eager imports
+    from .api import (  # noqa: F401
+        census_table,
+        claims,
+        contrasts,
+        judge_offsets,
+        load_rows,
+        published_check,
+        scorecard_table,
+    )
+    from .config import Config, load_config  # noqa: F401
+    from .errors import ConfigError, InputError, WorkbenchError  # noqa: F401
+    from .ingest import BUCKETS, FIELD_STATUSES, read_rows  # noqa: F401
+    from .ledger import apply_plan, count_ledger, read_plan  # noqa: F401
+    from .pipeline import Analysis, load, run  # noqa: F401

@@ -30,6 +30,22 @@ from .cliargs import (  # noqa: F401  (re-exported: cli.write_outputs, cli.EXIT_
 )
 from .errors import WorkbenchError
 
+#: ``workbench --help``: plain text (the module docstring above is for readers of the code).
+DESCRIPTION = ("Reanalysis workbench for LLM-as-a-judge evaluations: every line accounted for,\n"
+               "every mean with its valid n.")
+
+EPILOG = """\
+Exit codes: 0 done; 1 a gate failed, or a claim did not hold (check); 2 bad input or usage.
+
+Input files: .jsonl, .jsonl.gz or .json (a JSON array of row objects) in the default format
+or a shipped preset's, or Inspect AI logs (.eval zip or .json log). workbench preset list
+names the presets; workbench preset show NAME prints one as a YAML config to copy and edit.
+Run workbench COMMAND --help for a command's options.
+"""
+
+INPUT_HELP = ("judge-row files or globs: .jsonl, .jsonl.gz, .json (a JSON array of rows), or Inspect AI "
+              "logs (.eval zip or .json log); the format is detected when no --preset/--config says it")
+
 
 class _Formatter(argparse.HelpFormatter):
     """Help that shows each option's default where there is one (not for flags and None)."""
@@ -100,12 +116,12 @@ def _version() -> str:
 
 
 BATCH_HELP = """\
-The manifest is YAML: a list of entries under `entries:`, each one report:
+The manifest is YAML: a list of entries under "entries:", each one report:
 
   entries:
     - name: mt-bench-gpt4          # required: the report's folder under --out
       inputs: [judgments.jsonl]    # required: a path or a list (globs allowed)
-      preset: mt-bench             # optional, as for `workbench report`
+      preset: mt-bench             # optional, as for workbench report
       config: config.yaml          # optional
       plan: plan.csv               # optional, or 'complete'
       published: card.csv          # optional
@@ -113,15 +129,16 @@ The manifest is YAML: a list of entries under `entries:`, each one report:
       params: {resamples: 2000, min_valid_n: 20}   # optional config keys
       no_gate: true                # optional: show a failed gate without failing
 
-Paths are relative to the manifest's folder. Each entry runs as its own `workbench report`;
+Paths are relative to the manifest's folder. Each entry runs as its own workbench report;
 DIR/index.html lists every entry with its status (ok, gate failed, gate failed (no_gate),
 error) and headline numbers. Exit 1 when an entry errored or failed its gate, else 0.
 """
 
 
 def _add_inputs(p: argparse.ArgumentParser, out_required: bool = True) -> None:
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="judge-row files or globs (.jsonl, .jsonl.gz, .json)")
-    p.add_argument("--config", metavar="FILE", help="YAML config (see docs/config.md)")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help=INPUT_HELP)
+    p.add_argument("--config", metavar="FILE",
+                   help="YAML config file (workbench preset show NAME prints a complete one to start from)")
     p.add_argument("--preset", choices=(*config_mod.PRESETS, config_mod.AUTO),
                    help="a shipped config for a known harness, or 'auto' to detect it from the files "
                         "(the default when no --preset/--config is given and the rows are not in the "
@@ -148,10 +165,10 @@ def _add_inputs(p: argparse.ArgumentParser, out_required: bool = True) -> None:
                    help="write into an --out directory that holds files the workbench did not write")
     p.add_argument("--jobs", type=int, metavar="N",
                    help="input files read at once by the local engine, in worker processes (default: 1; "
-                        "the results do not depend on it; see docs/scale.md)")
+                        "the results do not depend on it)")
     p.add_argument("--engine", choices=("local", "dask"), default="local",
                    help="where ingest runs: this machine, or a Dask cluster (reads fsspec URLs such as "
-                        "s3://; needs the dask extra; see docs/scale.md)")
+                        "s3://; needs the workbench[dask] extra)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="Dask scheduler address for --engine dask (default: $DASK_SCHEDULER_ADDRESS, "
                         "else a local cluster sized to this machine)")
@@ -161,7 +178,7 @@ def _add_inputs(p: argparse.ArgumentParser, out_required: bool = True) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``workbench`` argument parser."""
-    parser = _Parser(prog="workbench", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="workbench", description=DESCRIPTION, epilog=EPILOG, formatter_class=_RawFormatter)
     parser.add_argument("--version", action="version", version=f"workbench {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -188,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.add_argument("--seed", type=int, default=0, help="simulation seed (same seed, same bytes)")
     p.add_argument("--scenario", metavar="NAME", help="a built-in scenario: clean, silent_zero, item_failures")
-    p.add_argument("--config", metavar="FILE", help="YAML of generating-model knobs (see docs/synth.md)")
+    p.add_argument("--config", metavar="FILE", help="YAML of generating-model knobs")
 
     p = sub.add_parser("selftest", help="run the built-in known-good/known-bad scenarios; exit 1 on a miss")
     p.add_argument("--seed", type=int, default=None, help="simulation seed (default: the fixed self-test seed)")

@@ -124,6 +124,21 @@ def input_paths(args: argparse.Namespace) -> list[str]:
     return found
 
 
+def count_inputs(args: argparse.Namespace) -> int:
+    """How many input files the INPUT arguments name: a glob counts its matching files, a path
+    or an fsspec URL one. Where a pattern is bad (a path that does not exist, a glob matching
+    nothing) the arguments are counted as given and ingest reports the problem."""
+    from .execute import is_url
+    from .ingest import expand_inputs
+
+    patterns = [str(p) for p in getattr(args, "inputs", None) or []]
+    local = [p for p in patterns if not is_url(p)]
+    try:
+        return len(patterns) - len(local) + (len(expand_inputs(local)) if local else 0)
+    except WorkbenchError:
+        return len(patterns)
+
+
 def execution_from_args(args: argparse.Namespace) -> Any:
     """The :class:`workbench.execute.Execution` for ``--engine``, ``--jobs`` and ``--scheduler``
     (how ingest runs; never part of results.json)."""

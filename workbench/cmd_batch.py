@@ -33,6 +33,7 @@ from urllib.parse import quote
 from . import cliargs, outdir, terminal
 from .errors import WorkbenchError
 from .report import CSS, esc, num
+from .text import gate_summary
 from .vocab import BatchStatus
 
 ENTRY_KEYS = {"name", "inputs", "config", "preset", "plan", "published", "claims", "params", "no_gate"}
@@ -82,6 +83,7 @@ class Outcome:
     error: str | None
     seconds: float
     headline: dict[str, Any] = field(default_factory=dict)
+    reason: str | None = None  # why a failed gate failed (the short cells and their counts)
 
 
 def read_manifest(path: str | Path) -> list[Entry]:
@@ -263,7 +265,23 @@ def run_entry(entry: Entry, out_root: Path, overwrite: bool = False) -> Outcome:
     if status == "error":
         error = _last_error(proc.stderr or proc.stdout)
     head = headline_numbers(out / "results.json") if status != "error" else {}
-    return Outcome(entry, status, proc.returncode, error, seconds, head)
+    reason = gate_reason(out / "results.json") if status.startswith("gate failed") else None
+    return Outcome(entry, status, proc.returncode, error, seconds, head, reason)
+
+
+def gate_reason(results_path: Path) -> str | None:
+    """From a results.json whose gate failed: the failing cells and their counts, one line."""
+    try:
+        gate = json.loads(results_path.read_text(encoding="utf-8")).get("gate")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return gate_summary(gate) or None
+
+
+def outcome_line(o: Outcome) -> str:
+    """The terminal line for a finished entry: status and name, then why it failed or errored."""
+    why = o.error or o.reason
+    return terminal.safe(f"{o.status:<11} {o.entry.name}" + (f": {why}" if why else ""))
 
 
 def _headline_text(h: Mapping[str, Any]) -> str:
@@ -359,11 +377,11 @@ def run(args: argparse.Namespace) -> int:
         for fut in as_completed(futures):
             o = fut.result()
             done[o.entry.name] = o
-            line = terminal.safe(f"{o.status:<11} {o.entry.name}" + (f": {o.error}" if o.error else ""))
+            line = outcome_line(o)
             if bar is not None:
                 bar.write(line, file=sys.stderr)
                 bar.update(1)
-            elif not quiet:
+            elif not quiet or o.status != "ok":  # --quiet drops progress, never a failure's reason
                 print(f"[{len(done)}/{len(entries)}] {line}", file=sys.stderr, flush=True)
     if bar is not None:
         bar.close()

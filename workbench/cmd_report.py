@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import cliargs, outdir, report, terminal
+from .text import count, gate_summary
 
 
 def command_line(args: argparse.Namespace) -> str:
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     t0 = time.monotonic()
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
-    _say(args.quiet, f"analysing {len(args.inputs)} input(s)")
+    _say(args.quiet, f"analysing {count(cliargs.count_inputs(args), 'input')}")
     analysis = pipeline.run(
         args.inputs,
         cfg,
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     _say(args.quiet, f"report done in {time.monotonic() - t0:.1f}s")
     print(terminal.safe(paths["html"]))
     if code != cliargs.EXIT_OK:
-        why = "; ".join(f"{f['variant']}: {f['why']}" for f in gate["failing"])
+        why = gate_summary(gate)
         failed = terminal.colour("gate failed", "bad", sys.stderr)
-        print(f"workbench: {failed} ({terminal.safe(why)}); the report shows why", file=sys.stderr)
+        print(f"workbench: {failed}: {terminal.safe(why)}; the report shows why", file=sys.stderr)
     return code

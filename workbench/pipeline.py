@@ -39,6 +39,7 @@ from .config import Config
 from .results import SCHEMA_VERSION
 from .scorecard import check_names, consistency, flag_rates, gate, pass_rates
 from .scorecard import scorecard as scorecard_table
+from .text import count as _count_noun
 
 
 @dataclass
@@ -127,7 +128,8 @@ class Analysis:
 
     def __repr__(self) -> str:
         led = self.doc["ledger"]
-        return (f"<Analysis: {len(self.doc['inputs'])} input(s), {led['lines']} lines, {led['valid']} valid; "
+        return (f"<Analysis: {_count_noun(len(self.doc['inputs']), 'input')}, {led['lines']} lines, "
+                f"{led['valid']} valid; "
                 f"frames: {', '.join(self.frames)}>")
 
 

@@ -11,8 +11,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
 SCHEMA_VERSION = 1
 SIGNIFICANT = 12
 
@@ -29,6 +27,8 @@ def canonical(obj: Any) -> Any:
         return {str(k): canonical(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
         return [canonical(v) for v in obj]
+    import polars as pl  # here, not at the top: the CLI's --help must not load polars
+
     if isinstance(obj, pl.DataFrame):
         return [canonical(r) for r in obj.to_dicts()]
     if hasattr(obj, "item"):  # numpy scalar

@@ -6,8 +6,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from tqdm import tqdm
-
 from .text import pct, safe  # noqa: F401  (re-exported: terminal.safe, terminal.pct)
 
 
@@ -22,6 +20,8 @@ class ProgressLine:
 
     def __init__(self, label: str, total: int | None = None, unit: str = " lines") -> None:
         import time
+
+        from tqdm import tqdm  # here: importing the terminal module stays light
 
         self.label = label
         self.total = total

@@ -33,6 +33,33 @@ def safe(text: Any) -> str:
     return text
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 input``, ``3 inputs``, ``0 inputs``: a count with its noun in the right number."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def gate_reasons(gate: Any) -> list[str]:
+    """One line per cell that failed the preregistered gate (a ``results.json`` ``gate``): the
+    pooled headline cell and its counts (``cell rag (overall, all judges): 21 valid < 30
+    preregistered``), then each variant whose pass rate failed ``pass.gate``."""
+    if not isinstance(gate, dict):
+        return []
+    field = gate.get("field") or "headline"
+    out = [f"cell {f.get('variant')} ({field}, all judges): {f.get('why') or f.get('status')}"
+           for f in gate.get("failing") or []]
+    out += [f"pass rate of {f.get('variant')}: {f.get('why')}" for f in gate.get("pass_failing") or []]
+    return out
+
+
+def gate_summary(gate: Any, limit: int = 3) -> str:
+    """The first ``limit`` :func:`gate_reasons` joined by ``; ``, then how many more there are."""
+    reasons = gate_reasons(gate)
+    text = "; ".join(reasons[:limit])
+    if len(reasons) > limit:
+        text += f"; and {len(reasons) - limit} more"
+    return text
+
+
 def pct(x: float | None, n: int | None = None) -> str:
     """A rate as a percentage with the precision its denominator needs (the one copy; the
     report's ``formats.pct`` is this function).

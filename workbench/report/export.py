@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import WorkbenchError
+from ..text import gate_summary
 from .assets import _EMBED_JS, _TEMPLATE, CSS, TABLES_JS
 from .kernel import execute
 from .markup import esc
@@ -233,7 +234,14 @@ def _kernel_fragments(start: int | None) -> list[str]:
 
 
 class GateFailed(WorkbenchError):
-    """The preregistered gate failed (the report is written first, so the reader sees why)."""
+    """The preregistered gate failed (the report is written first, so the reader sees why).
+
+    A user's verdict, not a bug: in the notebook's kernel (papermill) it shows as its one
+    message line, not as a traceback through the workbench's own code.
+    """
+
+    def _render_traceback_(self) -> list[str]:  # IPython's hook for an exception's traceback
+        return [f"{type(self).__name__} in the last cell, wr.finish(R): {self}"]
 
 
 def finish(r: Any, fragments: Sequence[str] | None = None) -> None:
@@ -264,10 +272,9 @@ def finish(r: Any, fragments: Sequence[str] | None = None) -> None:
         tmp.unlink(missing_ok=True)
     gate = r.doc.get("gate") or {}
     if not gate.get("passed", True) and not r.no_gate:
-        why = "; ".join(f"{f['variant']}: {f['why']}" for f in gate.get("failing", []))
         raise GateFailed(
-            f"the preregistered gate failed ({why}); {r.out_dir / 'report.html'} shows why "
-            "(set no_gate to run through)"
+            f"the preregistered gate failed: {gate_summary(gate)}; {r.out_dir / 'report.html'} "
+            "shows why (set no_gate to run through)"
         )
 
 
