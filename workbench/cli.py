@@ -120,7 +120,8 @@ error) and headline numbers. Exit 1 when an entry errored or failed its gate, el
 
 
 def _add_inputs(p: argparse.ArgumentParser, out_required: bool = True) -> None:
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="judge-row files or globs (.jsonl, .jsonl.gz, .json)")
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="judge-row files or globs (.jsonl, .jsonl.gz, .json, .csv, .tsv, .parquet)")
     p.add_argument("--config", metavar="FILE", help="YAML config (see docs/config.md)")
     p.add_argument("--preset", choices=(*config_mod.PRESETS, config_mod.AUTO),
                    help="a shipped config for a known harness, or 'auto' to detect it from the files "

@@ -966,7 +966,8 @@ def _tabular_frame(path: str, fmt: str, cfg: Config, spec: _Spec,
     if fmt != "parquet":
         _check_encoding(tabular._head(path), path)
     frames: list[pl.DataFrame] = []
-    for block in tabular.blocks(path, fmt, list(spec.attr), result, max_input_bytes(), _too_big):
+    for block in tabular.blocks(path, fmt, list(spec.attr), result, max_input_bytes(), _too_big,
+                                text_cols=tabular.text_columns(cfg)):
         rows = [None if r is None else spec.from_dict(r) for r in block.rows]
         frame = _assemble(rows, block.errors, block.blank if any(block.blank) else None, block.lines,
                           path, spec, cfg)

@@ -36,6 +36,12 @@ the workbench then types it as the JSON value its text spells:
   ``null``, ``NA`` (``non_numeric``, or a number with ``numeric_strings: accept``; a string in
   ``missing_values`` such as ``"NA"`` is a sentinel).
 
+A column the config reads only as text (a key field, ``verdict``, an ``extra_fields`` entry,
+each named by a one-name path and not also read as a score, flags or pass field) keeps its cells
+as written: trial ``1.0`` is the key ``"1.0"`` and a verdict ``1.50`` stays ``1.50`` (an empty
+cell is still absent). Key values are compared as text anyway, so ``1`` in CSV and ``1`` or
+``"1"`` in JSON are one key.
+
 Records are numbered as the file's records, the header being line 1 (so the first data record is
 line 2, and in a file without quoted newlines the number is the editor's line number); a record
 spanning several physical lines (a quoted field with a newline) is one ledger line, numbered by
@@ -47,11 +53,16 @@ fewer fields than the header (ragged), bad quoting (a quote inside a quoted fiel
 a quoted field never closed), a file with only a header. Bytes that are not UTF-8 make that
 record ``malformed`` (as a JSON line), naming the field.
 
-**Parquet.** Each row is one ledger line, numbered 1..N. Values keep their Parquet types the way
-JSON would hold them: integers and floats are numbers (NaN is ``invalid_number``), strings are
-strings (a string ``"7"`` is ``non_numeric``, as in JSON), booleans booleans, lists lists,
-structs objects (nested columns are read by dotted paths); a null is an absent field (Parquet
-cannot tell a missing field from a null one). Decimals are numbers, dates and times ISO text.
+**Parquet.** Each row is one ledger line, numbered 1..N. Typed columns keep their Parquet types
+the way JSON would hold them: integers and floats are numbers (NaN is ``invalid_number``),
+booleans booleans, lists lists, structs objects (nested columns are read by dotted paths),
+decimals numbers, dates and times ISO text; a null is an absent field (Parquet cannot tell a
+missing field from a null one). A **string** column holds text cells and is typed by the CSV
+rule above (an empty string is absent, ``"7"`` is 7, ``"8/10"`` non_numeric, ``"NaN"``
+invalid_number): a Parquet column has one type, so a score column that holds ``8/10`` beside
+``7`` can only be a string column, and its numbers must still count. (So a string ``"7"`` is a
+number in CSV and Parquet but ``non_numeric`` in JSON, where the writer chose a string over a
+number.) A string column read only as text (see above) keeps its strings, ``""`` included.
 Only the top-level columns the config reads are decoded, a batch of rows at a time. A file that
 is not readable Parquet, or a row group that cannot be decoded, is an InputError naming the
 file (and the first row of the batch).
@@ -121,8 +132,7 @@ _MAGIC = (
 
 def _unsupported(path: str, what: str) -> InputError:
     return InputError(path, f"is {what}, a format the workbench does not read; it reads JSON lines, "
-                            "JSON arrays, CSV, TSV and Parquet (export the sheet as CSV, or set "
-                            "format: in the config)")
+                            "JSON arrays, CSV, TSV and Parquet (export it as CSV or Parquet)")
 
 
 def _head(path: str, n: int = 4096) -> bytes:
@@ -146,6 +156,8 @@ def _zip_kind(path: str) -> str:
             names = set(z.namelist())
     except (zipfile.BadZipFile, OSError):
         return "a zip archive"
+    if "header.json" in names or path.endswith(".eval"):
+        return "an Inspect .eval log"
     if "xl/workbook.xml" in names or any(n.startswith("xl/") for n in names):
         return "an Excel workbook (.xlsx)"
     if "content.xml" in names and "mimetype" in names:
@@ -160,7 +172,10 @@ def file_format(path: str, fmt: str = "auto") -> str:
     ext = os.path.splitext(name)[1].lower()
     head = _head(path, 4096)
     if head.startswith(b"PK\x03\x04"):
-        raise _unsupported(path, _zip_kind(path))
+        kind = _zip_kind(path)
+        if kind == "an Inspect .eval log":
+            raise InputError(path, "is an Inspect .eval log (a zip): read it with --preset inspect")
+        raise _unsupported(path, kind)
     for magic, what in _MAGIC:
         if head.startswith(magic):
             raise _unsupported(path, what)
@@ -296,11 +311,13 @@ def _short(text: str, n: int = 40) -> str:
 
 def read_csv_blocks(path: str, delimiter: str, result: Result, limit: int | None = None,
                     too_big: Callable[[str, int | str, int], InputError] | None = None,
-                    block_records: int = BLOCK_RECORDS) -> Iterator[Block]:
+                    block_records: int | None = None,
+                    text_cols: frozenset[str] = frozenset()) -> Iterator[Block]:
     """The records of a CSV (TSV) file, a block at a time (see the module docstring).
     ``result`` gets the file's sha256 and the number of data records once the last block is
     out. Raises :class:`InputError` naming file, line and field for a file that is not CSV."""
     _allow_long_fields()
+    block_records = block_records or BLOCK_RECORDS
     digest = hashlib.sha256()
     try:
         raw = open(path, "rb")  # noqa: SIM115 (closed in finally)
@@ -317,7 +334,7 @@ def read_csv_blocks(path: str, delimiter: str, result: Result, limit: int | None
             binary = io.BufferedReader(_Hashing(gzip.GzipFile(fileobj=hashed), path, limit, too_big, None),
                                        1 << 20)
         text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="surrogateescape", newline="")
-        yield from _csv_records(path, text, delimiter, block_records, result)
+        yield from _csv_records(path, text, delimiter, block_records, result, text_cols)
         while hashed.read(1 << 20):  # the rest of a gzip file's bytes, for the digest
             pass
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
@@ -365,7 +382,8 @@ def _quote_field(text: str) -> int | None:
     return None
 
 
-def _csv_records(path: str, text: Any, delimiter: str, block_records: int, result: Result) -> Iterator[Block]:
+def _csv_records(path: str, text: Any, delimiter: str, block_records: int, result: Result,
+                 text_cols: frozenset[str]) -> Iterator[Block]:
     lines_seen: list[str] = []
 
     class _Tee:  # the physical lines of the record being read (for error messages only)
@@ -420,6 +438,7 @@ def _csv_records(path: str, text: Any, delimiter: str, block_records: int, resul
         seen.setdefault(h, i)
     ncols = len(header)
     cols = [(i, h) for i, h in enumerate(header) if h]
+    typed = [(i, h, h not in text_cols) for i, h in cols]
     block = Block()
     n = 0
     while True:
@@ -444,10 +463,12 @@ def _csv_records(path: str, text: Any, delimiter: str, block_records: int, resul
                              "a comma inside a value must be quoted)", line=start, field=f"#{ncols + 1}")
         else:
             row = {}
-            for i, h in cols:
-                v = cell_value(rec[i])
-                if v is not _UNSET:
-                    row[h] = v
+            for i, h, t in typed:
+                cell = rec[i]
+                if cell:
+                    v = cell_value(cell) if t else cell
+                    if v is not _UNSET:
+                        row[h] = v
             bad = next((h for i, h in cols if _BAD_UTF8.search(rec[i])), None) \
                 if _BAD_UTF8.search("".join(rec)) else None
             if bad is not None:
@@ -491,6 +512,13 @@ def _plain(v: Any) -> Any:
     return str(v)
 
 
+def _is_string(t: Any) -> bool:
+    import pyarrow as pa
+
+    return (pa.types.is_string(t) or pa.types.is_large_string(t)
+            or (hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t)))
+
+
 def _simple(t: Any) -> bool:
     import pyarrow as pa
 
@@ -501,12 +529,14 @@ def _simple(t: Any) -> bool:
 
 def read_parquet_blocks(path: str, columns: list[str], result: Result, limit: int | None = None,
                         too_big: Callable[[str, int | str, int], InputError] | None = None,
-                        block_records: int = BLOCK_RECORDS) -> Iterator[Block]:
+                        block_records: int | None = None,
+                        text_cols: frozenset[str] = frozenset()) -> Iterator[Block]:
     """The rows of a Parquet file, a batch at a time, only the top-level ``columns`` the config
     reads (those the file has). ``result`` gets the sha256 and the row count."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    block_records = block_records or BLOCK_RECORDS
     try:
         size = os.path.getsize(path)
     except OSError as exc:
@@ -526,6 +556,8 @@ def read_parquet_blocks(path: str, columns: list[str], result: Result, limit: in
         raise InputError(path, f"Parquet file has two columns named '{dupes[0]}'")
     want = [c for c in names if c in set(columns)]
     simple = {c: _simple(pf.schema_arrow.field(c).type) for c in want}
+    # a string column is text cells, typed as CSV cells are, unless it is read as text only
+    cells = {c for c in want if _is_string(pf.schema_arrow.field(c).type) and c not in text_cols}
     line = 1
     try:
         if not want:  # nothing the config reads: every row an empty record
@@ -540,6 +572,11 @@ def read_parquet_blocks(path: str, columns: list[str], result: Result, limit: in
                 rows: list[dict[str, Any] | None] = [{} for _ in range(k)]
                 for c, vals in cols.items():
                     plain = simple[c]
+                    if c in cells:
+                        for r, v in zip(rows, vals, strict=True):
+                            if v:
+                                r[c] = cell_value(v)  # type: ignore[index]
+                        continue
                     for r, v in zip(rows, vals, strict=True):
                         if v is not None:
                             r[c] = v if plain else _plain(v)  # type: ignore[index]
@@ -577,11 +614,32 @@ def sha256_file(path: str) -> str:
 
 def blocks(path: str, fmt: str, columns: list[str], result: Result, limit: int | None = None,
            too_big: Callable[[str, int | str, int], InputError] | None = None,
-           block_records: int = BLOCK_RECORDS) -> Iterator[Block]:
+           block_records: int | None = None,
+           text_cols: frozenset[str] = frozenset()) -> Iterator[Block]:
     """The blocks of a CSV, TSV or Parquet file (``fmt``), see the readers above."""
     if fmt == "parquet":
-        return read_parquet_blocks(path, columns, result, limit, too_big, block_records)
-    return read_csv_blocks(path, "\t" if fmt == "tsv" else ",", result, limit, too_big, block_records)
+        return read_parquet_blocks(path, columns, result, limit, too_big, block_records, text_cols)
+    return read_csv_blocks(path, "\t" if fmt == "tsv" else ",", result, limit, too_big, block_records,
+                           text_cols)
+
+
+def text_columns(cfg: Any) -> frozenset[str]:
+    """Top-level columns the config reads only as text (key fields, ``verdict``,
+    ``extra_fields``, ``cluster``, each a one-name path): their cells are kept as written."""
+    from .config import KEY_FIELDS
+
+    text: set[str] = set()
+    typed: set[str] = set()
+    for k in KEY_FIELDS:
+        for p in cfg.keys[k] or ():
+            (text if len(p) == 1 else typed).add(str(p[0]))
+    for p in [cfg.verdict, *cfg.extra_fields.values()]:
+        if p is not None:
+            (text if len(p) == 1 else typed).add(str(p[0]))
+    for p in [*(q for _, q in cfg.scores), cfg.flags, cfg.pass_field]:
+        if p is not None:
+            typed.add(str(p[0]))
+    return frozenset(text - typed)
 
 
 def first_row(path: str, fmt: str) -> dict[str, Any] | None:
