@@ -321,3 +321,31 @@ def test_cli_exit_codes(tmp_path: Path, capsys) -> None:
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert f"{bad}:2: field 'verdict'" in proc.stderr
+
+
+def test_native_preset_reads_csv_as_its_jsonl(tmp_path: Path) -> None:
+    """An exploding preset (FastChat pairwise, ``format: jsonl``) on the same rows as CSV: the
+    .csv extension keeps it CSV, the list cell ``judge`` is a list, a missing game is ``empty``."""
+    objs = [{"question_id": 81, "turn": 1, "model_1": "gpt-4", "model_2": "llama", "g1_winner": "model_2",
+             "g2_winner": "model_1", "judge": ["gpt-4", "pair-v2"]},
+            {"question_id": 82, "turn": 1, "model_1": "gpt-4", "model_2": "llama", "g1_winner": "tie",
+             "judge": ["gpt-4", "pair-v2"]},
+            {"question_id": 83, "turn": 1, "model_1": "gpt-4", "model_2": "llama", "g1_winner": "error",
+             "g2_winner": "model_9", "judge": ["gpt-4", "pair-v2"]}]
+    jl = tmp_path / "gpt-4_pair.jsonl"
+    jl.write_text("".join(json.dumps(o) + "\n" for o in objs), encoding="utf-8")
+    cols = ["question_id", "turn", "model_1", "model_2", "g1_winner", "g2_winner", "judge"]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for o in objs:
+        w.writerow([_cell(o.get(c, DROP)) for c in cols])
+    cv = tmp_path / "gpt-4_pair.csv"
+    cv.write_text(buf.getvalue(), encoding="utf-8")
+    assert detect([str(cv)])[0] == "mt-bench-pair"
+    cfg = load_config(preset="mt-bench-pair")
+    a, b = _ledger(str(jl), cfg), _ledger(str(cv), cfg)
+    for c in ("bucket", "reason", "scenario", "variant", "trial", "judge", "winner"):
+        assert a[c].to_list() == b[c].to_list(), c
+    assert b["line"].to_list() == [2, 2, 3, 3, 4, 4]
+    assert "empty" in b["bucket"].to_list()

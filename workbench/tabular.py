@@ -7,8 +7,10 @@ line (``ingest._assemble`` and the same polars expressions), so buckets and reas
 same in every format (``tests/test_tabular_inputs.py`` reads one hazard file written as JSONL,
 CSV and Parquet and compares the ledgers line by line).
 
-**Formats** (:func:`file_format`). ``format:`` in the config wins (``csv``, ``tsv``,
-``parquet``, ``jsonl``, ``json-array``); with ``format: auto`` the extension decides
+**Formats** (:func:`file_format`). ``format: csv|tsv|parquet`` in the config wins;
+``format: jsonl|json-array`` (what most presets say) chooses between the two JSON layouts, so a
+file whose extension or content says CSV, TSV or Parquet is still read as that (a preset's rows
+converted to CSV read with the preset); with ``format: auto`` the extension decides
 (``.csv``, ``.tsv``/``.tab``, ``.parquet``/``.pq``, ``.json``, anything else JSON lines; a
 ``.gz`` suffix is looked through), except that the file's first bytes decide for binary
 content: Parquet's ``PAR1`` magic is Parquet whatever the name, and a format the workbench does
@@ -181,14 +183,15 @@ def file_format(path: str, fmt: str = "auto") -> str:
             raise _unsupported(path, what)
     if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         raise _unsupported(path, "a Python pickle")
-    if fmt != "auto":
+    if fmt in TABULAR_FORMATS:
         return fmt
-    if head.startswith(b"PAR1"):
-        return "parquet"
+    tabular = "parquet" if head.startswith(b"PAR1") else _EXTENSIONS.get(ext)
+    if fmt != "auto":  # jsonl | json-array picks the JSON layout; a CSV or Parquet file stays one
+        return tabular if tabular in TABULAR_FORMATS else fmt
+    if tabular is not None:
+        return tabular
     if ext in _UNSUPPORTED_EXT:
         raise _unsupported(path, _UNSUPPORTED_EXT[ext])
-    if ext in _EXTENSIONS:
-        return _EXTENSIONS[ext]
     return _sniff_text(head)
 
 
