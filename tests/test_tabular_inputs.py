@@ -349,3 +349,11 @@ def test_native_preset_reads_csv_as_its_jsonl(tmp_path: Path) -> None:
         assert a[c].to_list() == b[c].to_list(), c
     assert b["line"].to_list() == [2, 2, 3, 3, 4, 4]
     assert "empty" in b["bucket"].to_list()
+
+
+def test_csv_named_jsonl_gets_a_hint(tmp_path: Path) -> None:
+    p = tmp_path / "rows.jsonl"
+    p.write_text(_csv_text([rec(1), rec(2)]), encoding="utf-8")
+    err = str(_error(str(p)))
+    assert "no valid row at all (malformed 3)" in err
+    assert "looks like a CSV header: name the file .csv or set format: csv" in err

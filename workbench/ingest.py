@@ -1346,6 +1346,13 @@ def _fit_hint(path: str, cfg: Config, df: pl.DataFrame) -> str:
         text = f"; the headline field '{hl}' is in no row"
     if fields:
         text += f"; the rows have fields {', '.join(fields)}"
+    from . import tabular
+
+    if _file_format(path, cfg) in ("jsonl", "json-array"):
+        sniffed = tabular._sniff_text(tabular._head(path))
+        if sniffed in ("csv", "tsv"):
+            text += (f"; its first line looks like a {sniffed.upper()} header: name the file "
+                     f".{sniffed} or set format: {sniffed}")
     preset, why = classify(path)
     if preset not in ("?", None):
         text += f"; --preset {preset} might fit ({why.split(': ', 1)[-1]})"
