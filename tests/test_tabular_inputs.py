@@ -357,3 +357,30 @@ def test_csv_named_jsonl_gets_a_hint(tmp_path: Path) -> None:
     err = str(_error(str(p)))
     assert "no valid row at all (malformed 3)" in err
     assert "looks like a CSV header: name the file .csv or set format: csv" in err
+
+
+def test_parquet_nested_and_typed_columns(tmp_path: Path) -> None:
+    """Struct columns are read by dotted paths, a float NaN is invalid_number, a null absent; a
+    CSV cell holding a JSON object is the same nested value."""
+    cfgf = tmp_path / "c.yaml"
+    cfgf.write_text("keys: {scenario: meta.task, variant: variant, trial: trial, judge: meta.judge}\n"
+                    "scores: {overall: s.overall, depth: s.depth}\nheadline: overall\n"
+                    "flags: null\nverdict: null\n", encoding="utf-8")
+    cfg = load_config(str(cfgf))
+    objs = [{"meta": {"task": "t1", "judge": "j"}, "variant": "v", "trial": 1, "s": {"overall": 7.0, "depth": 3}},
+            {"meta": {"task": "t2", "judge": "j"}, "variant": "v", "trial": 1, "s": {"overall": math.nan, "depth": 3}},
+            {"meta": {"task": "t3", "judge": "j"}, "variant": "v", "trial": 1, "s": {"overall": None, "depth": 2}},
+            {"meta": {"task": "t4", "judge": "j"}, "variant": "v", "trial": 1, "s": {"overall": 11.0, "depth": None}}]
+    p = tmp_path / "n.parquet"
+    pq.write_table(pa.Table.from_pylist(objs), p)
+    rows = _ledger(str(p), cfg)
+    assert rows["bucket"].to_list() == ["valid", "invalid_number", "partial", "out_of_range"]
+    assert rows["scenario"].to_list() == ["t1", "t2", "t3", "t4"]
+    c = tmp_path / "n.csv"
+    c.write_text("meta,variant,trial,s\n" + "".join(
+        '"' + json.dumps(o["meta"]).replace('"', '""') + '",v,1,"'
+        + json.dumps({k: v for k, v in o["s"].items() if v is not None}).replace('"', '""') + '"\n'
+        for o in objs), encoding="utf-8")
+    rows_c = _ledger(str(c), cfg)
+    assert rows_c["bucket"].to_list() == rows["bucket"].to_list()
+    assert rows_c["reason"].to_list() == rows["reason"].to_list()
