@@ -52,8 +52,8 @@ def test_top_level_help_is_plain_and_points_at_preset_show(capsys) -> None:
 @pytest.mark.parametrize("command", ["analyze", "check", "report"])
 def test_input_help_names_every_supported_format(command: str, capsys) -> None:
     text = " ".join(_help([command], capsys).split())
-    assert "INPUT judge-row files or globs: .jsonl, .jsonl.gz, .json (a JSON array of rows), or Inspect " \
-           "AI logs (.eval zip or .json log)" in text
+    assert "INPUT judge-row files or globs: .jsonl, .jsonl.gz, .json (a JSON array of rows), .csv, .tsv " \
+           "(plain or .gz), .parquet, or Inspect AI logs (.eval zip or .json log)" in text
     assert "--config FILE YAML config file (workbench preset show NAME prints a complete one to start " \
            "from)" in text
 

@@ -5,7 +5,8 @@ Layers, lowest first (``LAYERS`` below is the one definition; README "Architectu
 * ``foundation``: errors, the vocabularies (``vocab``, ``methods``), the stage-table schemas (``schemas``),
   the statistics, the canonical JSON writer (``results``), file and output-folder checks,
   text made safe for a terminal (``text``). Imports nothing above.
-* ``config``: the Config and what reads a format (presets, detection, native readers).
+* ``config``: the Config and what reads a format (presets, detection, native readers, the CSV
+  and Parquet readers ``tabular``).
 * ``ingest``: raw lines -> the row table with its ledger, where the files are read
   (``execute``: ``--jobs`` processes or a Dask cluster), the plan (``ledger``), and the
   selections of rows every later stage shares and of the pairs a run compares (``selection``).
@@ -41,7 +42,7 @@ PKG = Path(__file__).resolve().parent.parent / "workbench"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("errors", "text", "vocab", "methods", "schemas", "stats", "results", "files", "outdir")),
-    ("config", ("config", "detect", "formats")),
+    ("config", ("config", "detect", "formats", "tabular")),
     ("ingest", ("ingest", "ingest_*", "engine*", "execute", "ledger", "selection", "clusters")),
     ("reduce", ("reduce*",)),
     ("stages", ("census", "scorecard", "paired", "ranks", "check", "provenance", "names",

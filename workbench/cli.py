@@ -43,8 +43,9 @@ names the presets; workbench preset show NAME prints one as a YAML config to cop
 Run workbench COMMAND --help for a command's options.
 """
 
-INPUT_HELP = ("judge-row files or globs: .jsonl, .jsonl.gz, .json (a JSON array of rows), or Inspect AI "
-              "logs (.eval zip or .json log); the format is detected when no --preset/--config says it")
+INPUT_HELP = ("judge-row files or globs: .jsonl, .jsonl.gz, .json (a JSON array of rows), .csv, .tsv (plain "
+              "or .gz), .parquet, or Inspect AI logs (.eval zip or .json log); the format is detected when no "
+              "--preset/--config says it")
 
 
 class _Formatter(argparse.HelpFormatter):

@@ -745,8 +745,8 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
     if ns not in ("reject", "accept"):
         raise ConfigError(f"config: numeric_strings must be 'reject' or 'accept', got {ns!r}")
     fmt = m["format"]
-    if fmt not in ("auto", "jsonl", "json-array"):
-        raise ConfigError(f"config: format must be auto, jsonl or json-array, got {fmt!r}")
+    if fmt not in ("auto", "jsonl", "json-array", "csv", "tsv", "parquet"):
+        raise ConfigError(f"config: format must be auto, jsonl, json-array, csv, tsv or parquet, got {fmt!r}")
 
     mv = m["missing_values"] or []
     if not isinstance(mv, list) or any(isinstance(v, dict | list | bool) or v is None for v in mv):

@@ -2,7 +2,8 @@
 
 :func:`detect` looks at each input (its extension, path and first row: the first non-blank
 line of JSON lines, the first element of a JSON array, the top-level object of an Inspect
-log) and names the shipped preset whose format it is, with the evidence. When every input
+log, the first record of a CSV/TSV file or row of a Parquet file, typed as ingest types it)
+and names the shipped preset whose format it is, with the evidence. When every input
 agrees it returns that preset; when an input fits none, or inputs fit different presets, it
 refuses (:class:`~workbench.errors.ConfigError`, exit 2) naming each file's candidates, so a
 wrong guess never silently reads rows with the wrong meaning. ``--preset auto`` is also the
@@ -18,7 +19,7 @@ import zipfile
 from typing import Any
 
 from .config import KEY_FIELDS
-from .errors import ConfigError
+from .errors import ConfigError, InputError
 
 _PEEK_BYTES = 1 << 20
 _MAX_ARRAY_BYTES = 256 << 20
@@ -34,6 +35,18 @@ def _first_row(path: str) -> tuple[Any, str]:
                 return None, "a zip without header.json"
         except (zipfile.BadZipFile, OSError, ValueError) as exc:
             return None, f"not a readable zip ({exc})"
+    from . import tabular
+
+    try:
+        fmt = tabular.file_format(path)
+    except InputError as exc:
+        return None, exc.reason
+    if fmt in tabular.TABULAR_FORMATS:
+        try:
+            row = tabular.first_row(path, fmt)
+        except InputError as exc:
+            return None, exc.reason
+        return (row, fmt) if row is not None else (None, f"a {fmt.upper()} file without a record")
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as fh:

@@ -80,8 +80,40 @@ def _loads(text: str) -> Any:
     return json.loads(text, parse_constant=bad_constant)
 
 
+def _tabular_rows(path: str, fmt: str, cfg: Config) -> list[tuple[int, Any, str | None]]:
+    """(line, record dict or _MISSING for a blank record or None, error) of a CSV, TSV or
+    Parquet file (:mod:`workbench.tabular`, every column kept)."""
+    from . import tabular
+
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            columns = list(pq.ParquetFile(path).schema_arrow.names)
+        except Exception as exc:  # noqa: BLE001 (any unreadable file: the reader names it)
+            raise InputError(path, f"not a readable Parquet file: {tabular._arrow_msg(exc)}") from exc
+    else:
+        columns = []
+    out: list[tuple[int, Any, str | None]] = []
+    for block in tabular.blocks(path, fmt, columns, tabular.Result(), text_cols=tabular.text_columns(cfg)):
+        for i, (row, line, blank) in enumerate(zip(block.rows, block.lines, block.blank, strict=True)):
+            if blank:
+                out.append((line, _MISSING, None))
+            elif i in block.errors:
+                out.append((line, None, block.errors[i]))
+            else:
+                out.append((line, row, None))
+    return out
+
+
 def _base_rows(path: str, cfg: Config) -> list[tuple[int, Any, str | None]]:
-    """(line, decoded object or None, error) per physical line / array element."""
+    """(line, decoded object or None, error) per physical line / array element (CSV, TSV,
+    Parquet: per record)."""
+    from .tabular import file_format
+
+    fmt = file_format(path, cfg.format)
+    if fmt in ("csv", "tsv", "parquet"):
+        return _tabular_rows(path, fmt, cfg)
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -90,9 +122,6 @@ def _base_rows(path: str, cfg: Config) -> list[tuple[int, Any, str | None]]:
         data = data[3:]
     if not data.strip():
         raise InputError(path, "file is empty")
-    fmt = cfg.format
-    if fmt == "auto":
-        fmt = "json-array" if path.endswith(".json") else "jsonl"
     out: list[tuple[int, Any, str | None]] = []
     if fmt == "json-array":
         try:

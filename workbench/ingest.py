@@ -179,10 +179,12 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def _file_format(path: str, cfg: Config) -> str:
-    if cfg.format != "auto":
-        return cfg.format
-    name = path[:-3] if path.endswith(".gz") else path
-    return "json-array" if name.endswith(".json") else "jsonl"
+    """jsonl, json-array, csv, tsv or parquet (:func:`workbench.tabular.file_format`: the
+    config's ``format``, else extension and content); :class:`InputError` naming a format the
+    workbench does not read."""
+    from .tabular import file_format
+
+    return file_format(path, cfg.format)
 
 
 # --------------------------------------------------------------------------- decoding
@@ -923,7 +925,9 @@ def read_file(path: str, cfg: Config, file_index: int = 0,
         return frame, SourceFile(path=path, sha256=_sha256_file(path), lines=n)
     fmt = _file_format(path, cfg)
     spec = _Spec(cfg)
-    if fmt == "json-array":
+    if fmt in ("csv", "tsv", "parquet"):
+        frame, n, digest = _tabular_frame(path, fmt, cfg, spec, progress, each_block)
+    elif fmt == "json-array":
         data = _read_raw(path)
         digest = hashlib.sha256(data).hexdigest()
         if path.endswith(".gz"):
@@ -949,6 +953,33 @@ def read_file(path: str, cfg: Config, file_index: int = 0,
                                       each_block)
     frame = frame.with_columns(pl.lit(file_index, dtype=pl.Int32).alias("__file_index"))
     return frame, SourceFile(path=path, sha256=digest, lines=n)
+
+
+def _tabular_frame(path: str, fmt: str, cfg: Config, spec: _Spec,
+                   progress: Callable[[int], None] | None,
+                   each_block: Callable[[pl.DataFrame], pl.DataFrame] | None) -> tuple[pl.DataFrame, int, str]:
+    """(frame, records, sha256) of a CSV, TSV or Parquet file (:mod:`workbench.tabular`): each
+    block of records typed as JSON values and assembled exactly as decoded JSON lines are."""
+    from . import tabular
+
+    result = tabular.Result()
+    if fmt != "parquet":
+        _check_encoding(tabular._head(path), path)
+    frames: list[pl.DataFrame] = []
+    for block in tabular.blocks(path, fmt, list(spec.attr), result, max_input_bytes(), _too_big,
+                                text_cols=tabular.text_columns(cfg)):
+        rows = [None if r is None else spec.from_dict(r) for r in block.rows]
+        frame = _assemble(rows, block.errors, block.blank if any(block.blank) else None, block.lines,
+                          path, spec, cfg)
+        del rows
+        if progress is not None:
+            progress(len(block))
+        if each_block is not None:
+            frame = each_block(frame)
+        frames.append(frame)
+    frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed",
+                                                         rechunk=each_block is None)
+    return frame, result.records, result.sha256
 
 
 def _sha256_file(path: str) -> str:
@@ -1315,6 +1346,13 @@ def _fit_hint(path: str, cfg: Config, df: pl.DataFrame) -> str:
         text = f"; the headline field '{hl}' is in no row"
     if fields:
         text += f"; the rows have fields {', '.join(fields)}"
+    from . import tabular
+
+    if _file_format(path, cfg) in ("jsonl", "json-array"):
+        sniffed = tabular._sniff_text(tabular._head(path))
+        if sniffed in ("csv", "tsv"):
+            text += (f"; its first line looks like a {sniffed.upper()} header: name the file "
+                     f".{sniffed} or set format: {sniffed}")
     preset, why = classify(path)
     if preset not in ("?", None):
         text += f"; --preset {preset} might fit ({why.split(': ', 1)[-1]})"
