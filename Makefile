@@ -50,6 +50,8 @@ report: $(RUNTIME)
 		--out reports/example --no-gate
 
 test: $(STAMP)
+	@test -x /usr/bin/chromium || command -v chromium >/dev/null 2>&1 || echo "make: chromium not found: \
+	the browser test (tests/test_browser.py) will be SKIPPED; apt-get install -y chromium (.ci/run does)"
 	$(BIN)/python -m pytest -n 2 -q
 
 selftest: $(STAMP)
