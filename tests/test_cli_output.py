@@ -193,3 +193,58 @@ def test_papermill_gate_failure_ends_with_its_one_line_message(tmp_path: Path) -
     # no traceback through the workbench's own code (papermill's own frames are papermill's)
     assert "workbench/report" not in done.stderr and "----> " not in done.stderr
     assert "Gate failed." in (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("value", "expected"), [(True, True), (False, False), ("false", False), ("FALSE", False),
+                                                 ("True", True), (" true ", True)])
+def test_boolean_parameters_read_true_and_false_only(value: Any, expected: bool) -> None:
+    """Issue 28: papermill's ``-p no_gate false`` passes the string "false", which is truthy."""
+    from workbench.report.build import validate_parameters
+
+    assert validate_parameters({"no_gate": value})["no_gate"] is expected
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ({"no_gate": "no"}, "parameter no_gate: expected true or false, got str 'no'"),
+    ({"no_gate": 0}, "parameter no_gate: expected true or false, got int 0"),
+    ({"inputs": 5}, "parameter inputs: expected a path or a list of paths, got int 5"),
+    ({"inputs": ["a.jsonl", 3]}, "parameter inputs: expected a path or a list of paths, got list ['a.jsonl', 3]"),
+    ({"seed": "x"}, "parameter seed: expected a whole number, got str 'x'"),
+    ({"seed": True}, "parameter seed: expected a whole number, got bool True"),
+    ({"resamples": 2.5}, "parameter resamples: expected a whole number, got float 2.5"),
+    ({"confidence": 95}, "parameter confidence: expected a number between 0 and 1, got int 95"),
+    ({"preset": 3}, "parameter preset: expected a path or name (text), got int 3"),
+    ({"params": ["a"]}, "parameter params: expected a list of [NAME, VALUE] pairs, got list ['a']"),
+])
+def test_wrong_parameter_types_name_the_parameter(values: dict[str, Any], message: str) -> None:
+    from workbench.report.build import ParameterError, build, validate_parameters
+
+    with pytest.raises(ParameterError) as err:
+        validate_parameters(values)
+    assert str(err.value) == message
+    assert err.value._render_traceback_() == [f"ParameterError: {message}"]
+    if "inputs" not in values:
+        with pytest.raises(ParameterError, match=re.escape(message)):
+            build(inputs="data/example/judge_rows.jsonl", **values)
+
+
+def test_digit_strings_are_whole_numbers() -> None:
+    from workbench.report.build import validate_parameters
+
+    got = validate_parameters({"seed": "7", "resamples": " 200 ", "min_valid_n": None, "confidence": "0.9"})
+    assert (got["seed"], got["resamples"], got["min_valid_n"], got["confidence"]) == (7, 200, None, 0.9)
+
+
+def test_papermill_no_gate_false_keeps_the_gate(tmp_path: Path) -> None:
+    """``-p no_gate false`` used to turn the gate off; now the run fails on it as it should."""
+    if not (BIN / "papermill").is_file():
+        pytest.skip("papermill is not installed next to this interpreter")
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "NO_COLOR": "1",
+           "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [str(BIN / "papermill"), str(report.notebook_path()), "executed.ipynb", "--no-progress-bar",
+         "-p", "config", str(EXAMPLE / "config.yaml"), "-p", "min_valid_n", "100000", "-p", "no_gate", "false",
+         "-p", "resamples", "200", "-y", f"inputs: [{EXAMPLE / 'judge_rows.jsonl'}]"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode != 0
+    assert [ln for ln in done.stderr.splitlines() if ln.strip()][-1].startswith("GateFailed in the last cell")

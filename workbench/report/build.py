@@ -43,6 +43,85 @@ def overrides(
     return over
 
 
+class ParameterError(WorkbenchError):
+    """A notebook parameter of the wrong type (as papermill passed it): one line naming it.
+
+    In the notebook's kernel it shows as that line, not as a traceback through the workbench."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython's hook for an exception's traceback
+        return [f"{type(self).__name__}: {self}"]
+
+
+_TEXT = ("config", "preset", "plan", "published", "claims", "engine", "scheduler", "out", "command_line")
+_INTS = ("min_valid_n", "min_clusters", "resamples", "seed", "jobs")
+_BOOLS = ("no_gate", "write_outputs")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def _flag(name: str, value: Any) -> bool:
+    """A boolean parameter: True/False, or the strings true/false (any case); nothing else
+    (the string "false" is truthy in Python: papermill's ``-p no_gate false`` passes it)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ParameterError(f"parameter {name}: expected true or false, got {_shown(value)}")
+
+
+def _integer(name: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    raise ParameterError(f"parameter {name}: expected a whole number, got {_shown(value)}")
+
+
+def validate_parameters(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The notebook's parameters checked by type as papermill passes them (``-p`` gives
+    strings, numbers and booleans; ``-y`` any YAML value): booleans from true/false only,
+    whole numbers from ints or digit strings, paths from strings; ``inputs`` a path or a list
+    of paths. Returns the values typed; raises :class:`ParameterError` naming the parameter."""
+    out = dict(values)
+    inputs = values.get("inputs")
+    if inputs is not None:
+        items = [inputs] if isinstance(inputs, str | Path) else inputs
+        if not isinstance(items, list | tuple) or not all(isinstance(i, str | Path) for i in items):
+            raise ParameterError(f"parameter inputs: expected a path or a list of paths, got {_shown(inputs)}")
+    for name in _TEXT:
+        v = values.get(name)
+        if v is not None and not isinstance(v, str | Path):
+            raise ParameterError(f"parameter {name}: expected a path or name (text), got {_shown(v)}")
+    for name in _INTS:
+        if name in values:
+            out[name] = _integer(name, values[name])
+    for name in _BOOLS:
+        if name in values:
+            out[name] = _flag(name, values[name])
+    conf = values.get("confidence")
+    if conf is not None:
+        try:
+            ok = not isinstance(conf, bool) and 0.0 < float(conf) < 1.0
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ParameterError(f"parameter confidence: expected a number between 0 and 1, got {_shown(conf)}")
+        out["confidence"] = float(conf)
+    params = values.get("params")
+    if params is not None and (not isinstance(params, list | tuple) or not all(
+            isinstance(p, list | tuple) and len(p) == 2 for p in params)):
+        raise ParameterError(f"parameter params: expected a list of [NAME, VALUE] pairs, got {_shown(params)}")
+    subsets = values.get("subsets")
+    if subsets is not None and not isinstance(subsets, Mapping):
+        raise ParameterError(f"parameter subsets: expected a mapping of name to filter, got {_shown(subsets)}")
+    return out
+
+
 def build(
     inputs: Sequence[str | Path] | str | Path | None = None,
     config: str | None = None,
@@ -76,8 +155,16 @@ def build(
     """
     from .. import cliargs, pipeline
 
+    checked = validate_parameters({
+        "inputs": inputs, "config": config, "preset": preset, "plan": plan, "published": published,
+        "claims": claims, "params": params, "min_valid_n": min_valid_n, "min_clusters": min_clusters,
+        "confidence": confidence, "resamples": resamples, "seed": seed, "subsets": subsets, "engine": engine,
+        "jobs": jobs, "scheduler": scheduler, "out": out, "no_gate": no_gate, "write_outputs": write_outputs,
+        "command_line": command_line})
+    min_valid_n, min_clusters, resamples, seed, jobs = (checked[k] for k in _INTS)
+    no_gate, write_outputs, confidence = checked["no_gate"], checked["write_outputs"], checked["confidence"]
     if inputs is None or (not isinstance(inputs, str | Path) and not list(inputs)):
-        raise WorkbenchError(
+        raise ParameterError(
             "no inputs given: set `inputs` (a path or a list of paths), e.g. "
             "papermill ... -y '{inputs: [rows.jsonl]}' or workbench report rows.jsonl"
         )
