@@ -89,6 +89,57 @@ def test_rerun_into_own_output_is_fine_and_stale_report_goes(good: str, tmp_path
     assert not [p for p in os.listdir(d) if p.startswith(".wb-tmp-")]
 
 
+@pytest.mark.parametrize("link", ["figures", "figures/scorecard.png", "results.json", "report.html"])
+def test_no_write_through_a_link_under_out(good: str, tmp_path: Path, link: str) -> None:
+    """Issue 28: a symlink inside an output folder the workbench owns (figures/, a figure, a
+    result file) used to be followed: report wrote its 8 figures wherever figures/ pointed."""
+    d = tmp_path / "out"
+    assert run_cli(["analyze", good, "--out", str(d), *FAST]).code == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    target = elsewhere if link == "figures" else elsewhere / "victim"
+    if link != "figures":
+        target.write_text("keep", encoding="utf-8")
+    entry = d / link
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    if entry.exists() or entry.is_symlink():
+        entry.unlink()
+    entry.symlink_to(target)
+    err = expect_refusal(["report", good, "--out", str(d), *FAST], f"{entry}: is a symbolic link (to {target})",
+                         "never through a link")
+    assert err.count("\n") <= 1
+    assert sorted(os.listdir(elsewhere)) == ([] if link == "figures" else ["victim"])
+    if link != "figures":
+        assert target.read_text(encoding="utf-8") == "keep"
+
+
+def test_a_fifo_where_an_output_goes_is_refused(good: str, tmp_path: Path) -> None:
+    d = tmp_path / "out"
+    assert run_cli(["analyze", good, "--out", str(d), *FAST]).code == 0
+    (d / "rows.parquet").unlink()
+    os.mkfifo(d / "rows.parquet")
+    expect_refusal(["analyze", good, "--out", str(d), *FAST], "rows.parquet: is a FIFO")
+
+
+def test_plots_never_follow_a_link_made_after_the_check(tmp_path: Path) -> None:
+    from matplotlib.figure import Figure
+
+    from workbench import plots
+    from workbench.errors import WorkbenchError
+
+    folder = tmp_path / "figures"
+    folder.mkdir()
+    victim = tmp_path / "victim.png"
+    victim.write_bytes(b"keep")
+    (folder / "x.png").symlink_to(victim)
+    with pytest.raises(WorkbenchError, match="is a symbolic link"):
+        plots.save(Figure(), folder, "x")
+    assert victim.read_bytes() == b"keep"
+    paths = plots.save(Figure(), tmp_path / "real", "y")
+    assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert paths["svg"].read_text().lstrip().startswith("<?xml")
+
+
 def test_out_not_writable_fails_before_the_analysis(good: str, tmp_path: Path) -> None:
     if os.geteuid() == 0:
         pytest.skip("root can write anywhere: the permission check cannot fail here")

@@ -90,6 +90,7 @@ def prepare(out: str | Path, inputs: Iterable[str | None], overwrite: bool = Fal
         if real in targets or under_figures or real == real_out:
             raise WorkbenchError(f"{src}: is an input and {flag} {out} would overwrite it; "
                                  "choose another output directory")
+    check_targets(out, writes, flag)
     if out.is_dir():
         present = [p for p in _listing(out) if not Path(p).name.startswith(TMP_PREFIX)]
         own = own_files(out, manifest) or set()
@@ -111,9 +112,64 @@ def prepare(out: str | Path, inputs: Iterable[str | None], overwrite: bool = Fal
     return out
 
 
+def _kind(path: Path) -> str | None:
+    """What a non-regular entry is ("a symbolic link to X", "a FIFO" ...), None when it is a
+    regular file, a real directory or absent."""
+    import stat
+
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        return f"a symbolic link (to {target})"
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return None
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+                       (stat.S_ISBLK, "a device")):
+        if test(st.st_mode):
+            return name
+    return "not a regular file"
+
+
+def check_targets(out: Path, writes: Sequence[str], flag: str = "--out") -> None:
+    """Refuse (by name) any entry the run would write through: ``out`` itself, each name in
+    ``writes`` and everything under ``figures/`` must be a regular file or a real directory
+    (or absent); a symbolic link there would send the workbench's files wherever it points."""
+    from .text import safe
+
+    entries = [out, *(out / w for w in writes)]
+    fig = out / FIGURES
+    if fig.is_dir() and not fig.is_symlink():
+        entries += [fig / name for name in sorted(os.listdir(fig))]
+    for entry in entries:
+        kind = _kind(entry)
+        if kind is not None and not (entry == out and kind.startswith("a symbolic link") and out.is_dir()):
+            raise WorkbenchError(f"{safe(str(entry))}: is {safe(kind)}; the workbench writes only regular "
+                                 f"files under {flag} and never through a link: remove it or choose another "
+                                 f"{flag} directory")
+
+
+def guard_write(path: Path) -> None:
+    """Just before writing ``path`` (a file, or a folder to write into): refuse when it is a
+    link or another non-regular entry (see :func:`check_targets`), so a link made after the
+    check is not followed either."""
+    kind = _kind(path)
+    if kind is not None:
+        from .text import safe
+
+        raise WorkbenchError(f"{safe(str(path))}: is {safe(kind)}; the workbench writes only regular "
+                             "files under its output folder and never through a link")
+
+
 def write_atomic(path: str | Path, data: str | bytes) -> Path:
     """Write ``data`` to a temporary file beside ``path`` and move it into place."""
     p = Path(path)
+    guard_write(p)
     tmp = p.with_name(f"{TMP_PREFIX}{os.getpid()}-{p.name}")
     try:
         if isinstance(data, str):

@@ -13,6 +13,7 @@ read ``$...$`` as math).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,12 +82,26 @@ def save(fig: Figure, folder: str | Path, name: str, dpi: int = DPI) -> dict[str
 
     Deterministic: the SVG carries no date and a fixed hash salt; the PNG no software tag.
     """
+    from .outdir import guard_write
+
     out = Path(folder)
+    guard_write(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"png": out / f"{name}.png", "svg": out / f"{name}.svg"}
     with style():
-        fig.savefig(paths["png"], dpi=dpi, metadata={"Software": None})
-        fig.savefig(paths["svg"], metadata={"Date": None, "Creator": None})
+        for kind, path in paths.items():
+            guard_write(path)
+            # written beside and moved into place: a link made at the name is replaced, never followed
+            tmp = path.with_name(f".wb-tmp-{os.getpid()}-{path.name}")
+            try:
+                if kind == "png":
+                    fig.savefig(tmp, dpi=dpi, metadata={"Software": None}, format="png")
+                else:
+                    fig.savefig(tmp, metadata={"Date": None, "Creator": None}, format="svg")
+                os.replace(tmp, path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
     return paths
 
 
