@@ -451,3 +451,40 @@ def test_report_with_urls_in_text_renders_and_reruns(tmp_path: Path) -> None:
     files = json.loads((out / "run.json").read_text(encoding="utf-8"))["workbench_outputs"]["files"]
     assert {"report.html", "report.ipynb", "results.json", "rows.parquet", "run.json"} <= set(files)
     assert not [f for f in os.listdir(out) if f.startswith(".wb-tmp-")]
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ("min_valid_n: 30\nheadline: overall\nmin_valid_n: 3\n",
+     "line 3, column 1: key 'min_valid_n' given twice (first on line 1)"),
+    ("rubric:\n  min: 1\n  max: 10\n  max: 100\n", "line 4, column 3: key 'max' given twice (first on line 3)"),
+])
+def test_a_yaml_key_given_twice_is_refused(good: str, tmp_path: Path, text: str, line: str) -> None:
+    """Issue 28: PyYAML keeps the last of two equal keys silently (a gate of 3, not 30)."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(text, encoding="utf-8")
+    expect_refusal(["analyze", good, "--config", str(cfg), "--out", str(tmp_path / "o"), *FAST],
+                   f"{cfg}: not valid YAML: {line}; the second would silently replace the first")
+
+
+def test_yaml_12_floats_are_numbers_and_a_huge_rubric_runs(good: str, tmp_path: Path) -> None:
+    """``rubric: {max: 1e308}`` used to be "must be a number" (YAML 1.1 reads 1e308 as text);
+    read as a number it then ended in a traceback (weighted kappa enumerated 1e308 categories)."""
+    from workbench.config import safe_yaml
+
+    assert safe_yaml("a: 1e308\nb: 1.0e3\nc: 7\nd: .5\ne: 1e\nf: -2E-3", "x") == {
+        "a": 1e308, "b": 1000.0, "c": 7, "d": 0.5, "e": "1e", "f": -0.002}
+    two = write_jsonl(tmp_path / "two.jsonl", [
+        {"scenario": f"s{s}", "variant": v, "trial": 1, "judge": j, "overall": 3 + (s * 5 + i + k) % 6}
+        for s in range(12) for i, v in enumerate(("a", "b")) for k, j in enumerate(("j1", "j2"))])
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("rubric:\n  max: 1e308\n", encoding="utf-8")
+    out = tmp_path / "o"
+    o = run_cli(["analyze", two, "--config", str(cfg), "--out", str(out), "--no-gate", *FAST])
+    assert o.code == 0 and o.traceback is None, o.err
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert doc["value_range"] == [1, 1e308]
+    cfg.write_text("rubric:\n  max: 10\n", encoding="utf-8")
+    assert run_cli(["analyze", two, "--config", str(cfg), "--out", str(tmp_path / "p"), "--no-gate", *FAST]).code == 0
+    ten = json.loads((tmp_path / "p" / "results.json").read_text(encoding="utf-8"))
+    # the same kappa on the observed integer range as on the rubric's 1..10
+    assert [o["kappa_quadratic"] for o in doc["judge_offsets"]] == [o["kappa_quadratic"] for o in ten["judge_offsets"]]

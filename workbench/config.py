@@ -497,10 +497,46 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark is not None else problem
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last
+    silently: ``min_valid_n: 30`` then ``min_valid_n: 3`` would be a gate of 3 and no word)."""
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:  # an unhashable key: the base constructor says so
+                    break
+                if first is not None:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} given twice (first on line {first + 1}); the second would "
+                        "silently replace the first", key_node.start_mark)
+                seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+
+
+# YAML 1.2's floats: PyYAML (YAML 1.1) reads `1e308` and `1.0e308` (no sign in the exponent, or
+# no dot) as strings, so `rubric: {max: 1e308}` was "must be a number"
+_UniqueKeyLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+    |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""", re.X),
+    list("-+0123456789."))
+
+
 def safe_yaml(text: str, where: str, number_keys: frozenset[str] = frozenset()) -> Any:
     """Parse YAML from a user (config, claims, manifest, a ``-p`` value) with bounded cost.
 
-    At most :data:`MAX_CONFIG_BYTES`; PyYAML's safe loader (no Python objects); aliases are
+    At most :data:`MAX_CONFIG_BYTES`; PyYAML's safe loader (no Python objects; a key given
+    twice in one mapping is refused, with both lines); aliases are
     kept shared while loading and the expanded document is then walked by
     :func:`check_plain` with a node budget, so a "billion laughs" is refused, not expanded.
     """
@@ -508,7 +544,7 @@ def safe_yaml(text: str, where: str, number_keys: frozenset[str] = frozenset()) 
         raise ConfigError(f"{where}: {len(text)} characters, over the limit of {MAX_CONFIG_BYTES} "
                           "for a YAML document")
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: not valid YAML: {_yaml_problem(exc)}") from exc
     except RecursionError as exc:

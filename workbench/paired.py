@@ -380,8 +380,18 @@ def _kappa_labels(a: np.ndarray, b: np.ndarray, cfg: Config) -> np.ndarray | Non
     if both.size == 0 or not np.all(both == np.round(both)):
         return None
     lo, hi = cfg.value_range
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo > KAPPA_MAX_CATEGORIES:
+        # a rubric far wider than any scale (e.g. max 1e308): the observed integer range; the
+        # quadratic kappa is the same (categories nobody used add nothing to either sum)
+        lo, hi = both.min(), both.max()
+        if hi - lo > KAPPA_MAX_CATEGORIES:
+            return None
     lo, hi = min(math.floor(lo), both.min()), max(math.ceil(hi), both.max())
     return np.arange(lo, hi + 1, dtype=float)
+
+
+#: the widest integer scale weighted kappa enumerates (wider: the observed values are the categories)
+KAPPA_MAX_CATEGORIES = 10_000
 
 
 def _offset_record(rows: pl.DataFrame, cfg: Config, ja: str, jb: str, variant: str | None,
