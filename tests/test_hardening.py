@@ -488,3 +488,54 @@ def test_yaml_12_floats_are_numbers_and_a_huge_rubric_runs(good: str, tmp_path: 
     ten = json.loads((tmp_path / "p" / "results.json").read_text(encoding="utf-8"))
     # the same kappa on the observed integer range as on the rubric's 1..10
     assert [o["kappa_quadratic"] for o in doc["judge_offsets"]] == [o["kappa_quadratic"] for o in ten["judge_offsets"]]
+
+
+def _cli_process(args: list[str], tmpdir: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "TMPDIR": str(tmpdir), "NO_COLOR": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    return subprocess.Popen([sys.executable, "-c", "import sys; from workbench.cli import main; sys.exit(main())",
+                             *args], env=env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+@pytest.mark.slow
+def test_sigterm_during_the_report_leaves_nothing_partial(tmp_path: Path) -> None:
+    """Issue 28: SIGTERM used to leave a partial report.ipynb and an empty workbench-rows-*
+    folder in the temporary directory; Ctrl-C in the first seconds printed a traceback."""
+    import signal
+
+    root = Path(__file__).resolve().parents[1]
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    out = tmp_path / "out"
+    p = _cli_process(["report", str(root / "data/example/judge_rows.jsonl"), "--config",
+                      str(root / "data/example/config.yaml"), "--resamples", "200", "--no-gate", "--out", str(out)],
+                     tmpdir)
+    assert p.stderr is not None
+    seen = []
+    for line in p.stderr:
+        seen.append(line)
+        if "rendering the report notebook" in line:
+            break
+    time.sleep(3.0)  # the kernel is running the notebook
+    p.send_signal(signal.SIGTERM)
+    rest, err = p.communicate(timeout=120)
+    err = "".join(seen) + err
+    assert p.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err and err.rstrip().splitlines()[-1].startswith("workbench: stopped by SIGTERM")
+    left = sorted(os.listdir(out))
+    assert "report.ipynb" not in left and not [n for n in left if n.startswith(".wb-tmp-")], left
+    assert not [n for n in os.listdir(tmpdir) if n.startswith("workbench-rows-")], os.listdir(tmpdir)
+
+
+def test_ctrl_c_at_the_start_is_one_line(tmp_path: Path) -> None:
+    import signal
+
+    root = Path(__file__).resolve().parents[1]
+    p = _cli_process(["analyze", str(root / "data/example/judge_rows.jsonl"), "--out", str(tmp_path / "o"),
+                      "--resamples", "20000"], tmp_path)
+    time.sleep(0.8)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    if p.returncode == 0:  # pragma: no cover - a very fast machine finished first
+        pytest.skip("the run ended before the signal")
+    assert p.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "workbench: interrupted"

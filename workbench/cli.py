@@ -283,16 +283,46 @@ def cmd_preset(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised in the main thread so every ``with`` and ``finally`` on the
+    way out runs (temporary folders removed, a partial notebook deleted), like Ctrl-C."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated(signum)
+
+
+def _install_signals() -> dict[int, Any]:
+    """SIGTERM and SIGHUP raise :class:`Terminated` (main thread only; else nothing)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    old = {}
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            old[sig] = signal.signal(sig, _terminate)
+    return old
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``workbench`` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    args.argv = ["workbench", *(sys.argv[1:] if argv is None else argv)]
-    handlers = {"analyze": cmd_analyze, "preset": cmd_preset, "synth": cmd_synth,
-                "selftest": cmd_selftest, "calibrate": cmd_calibrate}
-    for name in ("check", "report", "batch"):
-        handlers[name] = _lazy(name)
+    import signal
+
+    previous = _install_signals()
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        args.argv = ["workbench", *(sys.argv[1:] if argv is None else argv)]
+        handlers = {"analyze": cmd_analyze, "preset": cmd_preset, "synth": cmd_synth,
+                    "selftest": cmd_selftest, "calibrate": cmd_calibrate}
+        for name in ("check", "report", "batch"):
+            handlers[name] = _lazy(name)
         return handlers[args.command](args)
     except WorkbenchError as exc:
         # One line, always: a message that came with line breaks (YAML, polars) is folded.
@@ -302,6 +332,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)
         return 130
+    except Terminated as exc:
+        name = signal.Signals(exc.signum).name
+        print(f"workbench: stopped by {name}; nothing partial was left as if current", file=sys.stderr)
+        return 128 + exc.signum
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _lazy(name: str) -> Any:

@@ -78,6 +78,10 @@ def execute(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     target = out / "report.ipynb"
+    # papermill saves the notebook after every cell: it writes a temporary name, moved into
+    # place when the run ends (a failing run's notebook too, with its traceback), and removed
+    # when the run is interrupted, so no partial report.ipynb is left as if current
+    tmp = out / f".wb-tmp-{os.getpid()}-report.ipynb"
     env_before = os.environ.get("PYDEVD_DISABLE_FILE_VALIDATION")
     os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = (
         "1"  # silences a debugger warning in the kernel's stderr
@@ -85,7 +89,7 @@ def execute(
     try:
         papermill.execute_notebook(
             str(notebook or notebook_path()),
-            str(target),
+            str(tmp),
             parameters=dict(parameters),
             kernel_name="python3",
             progress_bar=progress,
@@ -93,13 +97,20 @@ def execute(
             kernel_manager_class=_kernel_manager_class(),
             log_output=False,
         )
+        os.replace(tmp, target)
     except PapermillExecutionError as exc:
+        if tmp.is_file():
+            os.replace(tmp, target)
         raise WorkbenchError(
             f"report notebook failed in cell {exc.cell_index + 1}: {exc.ename}: {exc.evalue} "
             f"(see {target})"
         ) from exc
     except (RuntimeError, OSError, TimeoutError) as exc:  # the kernel did not start or died
+        tmp.unlink(missing_ok=True)
         raise WorkbenchError(f"report notebook could not run: {type(exc).__name__}: {exc}") from exc
+    except BaseException:  # interrupted (Ctrl-C, SIGTERM): nothing partial stays
+        tmp.unlink(missing_ok=True)
+        raise
     finally:
         if env_before is None:
             os.environ.pop("PYDEVD_DISABLE_FILE_VALIDATION", None)
