@@ -19,7 +19,8 @@ What each reader produces:
   row"), so a lost game is counted, never invisible. A null game is ``empty`` with its reason.
   A row whose list field is missing or not a list is one ``malformed`` row naming the field.
 * **inspect** (Inspect AI logs, see :func:`inspect_log`): one dict per sample x scorer with
-  ``sample_id``, ``epoch``, ``model``, ``task``, ``run_id``, ``scorer``, ``value``, ``writer``
+  ``sample_id``, ``epoch``, ``model``, ``task``, ``run_id``, ``log`` (the log's identity,
+  :func:`inspect_identity`), ``scorer``, ``value``, ``writer``
   (``inspect`` or ``vitals``: the R port writes the same schema). A sample with an ``error``
   is bucket ``errored``; a sample without a value from that scorer is ``unscored``; both keep
   their reason. The log's own printed metrics (``results.scores[].metrics``) are kept in
@@ -277,6 +278,24 @@ def inspect_writer(header: dict[str, Any]) -> str:
     return "inspect"
 
 
+def inspect_identity(header: dict[str, Any], path: str) -> str:
+    """The log's identity (one evaluation: a task x model run), the ``log`` field of its rows.
+
+    ``eval.eval_id`` where the log has it (Inspect >= 0.3.5x writes a unique id per log);
+    otherwise ``run_id/task_id@created`` (an older log or vitals: ``run_id`` is shared by every
+    log of one ``eval()`` call, ``task_id`` by the logs of one task, ``created`` tells the
+    runs of one task apart); the file name when the header has none of these. Two logs of
+    the same model and task are two runs (two trials of each sample), never duplicates; the
+    same log read twice is the same identity (its rows are duplicates, as they should be)."""
+    ev = header.get("eval") or {}
+    if ev.get("eval_id"):
+        return str(ev["eval_id"])
+    parts = [str(ev[k]) for k in ("run_id", "task_id") if ev.get(k)]
+    if parts:
+        return "/".join(parts) + (f"@{ev['created']}" if ev.get("created") else "")
+    return Path(path).name
+
+
 def inspect_log(path: str, cfg: Config) -> NativeRows:
     """One row per sample x scorer of an Inspect log (see the module docstring)."""
     header, samples = _inspect_parts(path)
@@ -290,11 +309,12 @@ def inspect_log(path: str, cfg: Config) -> NativeRows:
             if name not in scorers:
                 scorers.append(name)
     writer = inspect_writer(header)
+    log = inspect_identity(header, path)
     out = NativeRows()
     out.physical = len(samples)
     ds = ev.get("dataset") or {}
     out.meta = {"writer": writer, "status": header.get("status"), "model": ev.get("model"),
-                "task": ev.get("task"), "run_id": ev.get("run_id"),
+                "task": ev.get("task"), "run_id": ev.get("run_id"), "log": log,
                 "dataset_samples": ds.get("samples"), "sample_ids": ds.get("sample_ids"),
                 "printed": {sc.get("name"): {k: (m or {}).get("value") for k, m in (sc.get("metrics") or {}).items()}
                             for sc in results.get("scores") or []}}
@@ -305,7 +325,7 @@ def inspect_log(path: str, cfg: Config) -> NativeRows:
             out.add(None, i, error=f"sample {i} is not a JSON object")
             continue
         base = {"sample_id": s.get("id"), "epoch": s.get("epoch", 1), "model": ev.get("model"),
-                "task": ev.get("task"), "run_id": ev.get("run_id"), "writer": writer}
+                "task": ev.get("task"), "run_id": ev.get("run_id"), "log": log, "writer": writer}
         err = s.get("error")
         scores = s.get("scores") or {}
         for name in scorers:
