@@ -134,3 +134,28 @@ def test_no_valid_row_names_the_format_and_the_keys_it_lacks(tmp_path: Path) -> 
         pipeline.run([str(plain)], load_config(preset="mt-bench", overrides=FAST))
     msg = str(exc.value)
     assert "lacks the key field(s) scenario (question_id, turn)" in msg and "--preset mt-bench" not in msg
+
+
+# =========================================================================== 3. bounds on the rubric
+
+
+@pytest.mark.parametrize("lo, hi, values", [(-2, 2, [2] * 12 + [1] * 6 + [0] * 2),
+                                            (1, 10, [10] * 14 + [9] * 4 + [7] * 2)])
+def test_printed_bounds_use_the_declared_rubric(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                lo: int, hi: int, values: list[int]) -> None:
+    log = write_log(tmp_path / "likert.eval", header("openai/a", "E1", scorer="likert", metrics={"mean": 0.0}),
+                    values, scorer="likert")
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(f"extends: inspect\nrubric: {{min: {lo}, max: {hi}}}\n", "utf-8")
+    code = cli.main(["analyze", log, "--config", str(cfg), "--resamples", "200", "--min-valid-n", "1",
+                     "--min-clusters", "1", "--out", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    res = json.loads((tmp_path / "out" / "results.json").read_text("utf-8"))
+    assert res["value_range"] == [lo, hi]
+    (c,) = [c for c in res["scorecard"] if c["judge"] is None and c["subset"] is None]
+    assert c["mean"] == pytest.approx(sum(values) / len(values))
+    assert lo < c["ci_low"] < c["ci_high"] < hi  # inside the rubric: printed as computed
+    line = next(x for x in out.splitlines() if x.lstrip().startswith("1  openai/a") and "(20/20)" in x)
+    assert f"[{c['ci_low']:.4f}, {c['ci_high']:.4f}]" in line and "*" not in line
+    assert "1.0000*" not in out

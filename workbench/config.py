@@ -256,13 +256,15 @@ class Config:
 
     @property
     def value_range(self) -> tuple[float, float]:
-        """The range of usable values: the rubric, or 0-100 (percent) for preferences."""
+        """The range of usable values: the rubric, or 0-100 (percent) for preferences.
+
+        With a value mapping (``values:``) too it is the rubric: a value is usable only within
+        it (a mapped label or a number outside is ``out_of_range``), and a rubric wider than
+        the labels' values (Inspect's C/P/I on 0..1 beside a -2..2 scorer) is the scale the
+        printed bounds are clipped at, never the labels' range."""
         if self.credit:
             return (0.0, 100.0)
-        if self.values is not None:
-            nums = [v for v, _ in self.values.values()]
-            return (min(nums), max(nums))
-        return (self.rubric_min, self.rubric_max)
+        return (float(self.rubric_min), float(self.rubric_max))
 
     @property
     def value_unit(self) -> str:
