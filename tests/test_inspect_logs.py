@@ -159,3 +159,57 @@ def test_printed_bounds_use_the_declared_rubric(tmp_path: Path, capsys: pytest.C
     line = next(x for x in out.splitlines() if x.lstrip().startswith("1  openai/a") and "(20/20)" in x)
     assert f"[{c['ci_low']:.4f}, {c['ci_high']:.4f}]" in line and "*" not in line
     assert "1.0000*" not in out
+
+
+# =========================================================================== 2. scales, gate, metrics
+
+LIKERT = [-2] * 20 + [-1] * 19 + [2] * 10 + [0] * 48 + [1] * 3  # 49 of 100 outside 0..1
+
+
+def test_numbers_without_a_recorded_scale_need_the_rubric(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "likert.eval", header("openai/a", "E1", scorer="likert", n=100,
+                                                     metrics={"mean": sum(LIKERT) / 100, "stderr": 0.12}),
+                    LIKERT, scorer="likert")
+    with pytest.raises(InputError) as exc:
+        pipeline.run([log], load_config(preset="inspect", overrides=FAST))
+    assert ("scorer 'likert' writes numbers (-2 to 2 in this log) and the log records no scale for them; "
+            "the workbench does not assume one") in str(exc.value)
+    assert "rubric: {min: -2, max: 2}" in str(exc.value)
+    # a scale the log records is read (and a rubric that differs is refused, naming it)
+    meta = write_log(tmp_path / "meta.eval", header("openai/a", "E2", scorer="likert", n=100), LIKERT,
+                     scorer="likert", score_meta={"scale": [-2, 2]})
+    with pytest.raises(InputError, match=r"numbers on -2\.\.2 \(recorded in the scores' metadata\), not the "
+                                         r"config's rubric 0\.\.1"):
+        pipeline.run([meta], load_config(preset="inspect", overrides=FAST))
+    a = pipeline.run([meta], load_config(preset="inspect", overrides={**FAST, "rubric": {"min": -2, "max": 2}}))
+    assert a.doc["ledger"]["valid"] == 100 and a.doc["gate"]["passed"]
+
+
+def test_out_of_range_cell_fails_the_gate_and_the_harness_uses_the_logs_metric_names(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mean = sum(LIKERT) / 100
+    log = write_log(tmp_path / "likert.eval", header("openai/a", "E1", scorer="likert", n=100,
+                                                     metrics={"mean": mean, "stderr": 0.12}),
+                    LIKERT, scorer="likert")
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("extends: inspect\nrubric: {min: 0, max: 1}\n", "utf-8")  # the wrong scale, given
+    code = cli.main(["analyze", log, "--config", str(cfg), "--resamples", "200", "--out", str(tmp_path / "o")])
+    out = capsys.readouterr().out
+    assert code != 0
+    res = json.loads((tmp_path / "o" / "results.json").read_text("utf-8"))
+    g = res["gate"]
+    assert g["passed"] is False
+    (f,) = g["range_failing"]
+    assert (f["variant"], f["judge"], f["out_of_range"], f["judgments"]) == ("openai/a", "likert", 49, 100)
+    why = "judge likert: 49 of 100 values out_of_range (49% > 5%) of the rubric 0..1"
+    assert why in g["failing"][0]["why"]
+    first_screen = out.split("\n\n")[0]  # the board
+    assert f"OUT OF RANGE (gate fails): openai/a, {why}" in first_screen
+    assert f"gate: FAILED: openai/a: {why}" in out
+    # harness: the log's names (mean, stderr), and what the log printed
+    figs = {x["figure"]: x for x in res["harness"]["figures"]}
+    assert set(figs) == {"mean", "stderr"} and "accuracy" not in figs
+    assert figs["mean"]["printed"] == pytest.approx(mean) and figs["mean"]["matches"]
+    assert figs["mean"]["value"] == pytest.approx(mean) and figs["stderr"]["printed"] == 0.12
+    assert "harness: mean" in first_screen
+    assert f"openai/a mean: printed in the log {mean:g} (matches)" in out

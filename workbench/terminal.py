@@ -403,6 +403,9 @@ def board_text(doc: dict[str, Any]) -> str | None:
         for x in rows_in:
             if x.get("harness_differs"):
                 lines.append(safe(f"  harness differs for {x['variant']}: {x.get('harness_why')}"))
+    # values outside the rubric are a first-screen finding (and a gate failure), not a footnote
+    for f in (doc.get("gate") or {}).get("range_failing") or []:
+        lines.append(safe(f"  OUT OF RANGE (gate fails): {f['variant']}, {f['why']}"))
     return "\n".join(lines) if lines else None
 
 
