@@ -123,9 +123,9 @@ def test_inspect_buckets_and_the_noanswer_counterfactual(tmp_path: Path, fmt: st
     a = pipeline.run([log], load_config(preset="inspect", overrides=FAST))
     led = a.doc["ledger"]
     assert (led["valid"], led["empty"], led["unscored"], led["errored"]) == (4, 1, 2, 1)
-    reasons = {r["scenario"]: r["reason"] for r in a.rows.to_dicts()}
-    assert "sample error: RateLimitError" in reasons["7"] and "no value from scorer" in reasons["6"]
-    assert "sentinel 'N' means no score" in reasons["4"]
+    reasons = {r["scenario"]: r["reason"] for r in a.rows.to_dicts()}  # scenario = task:sample_id
+    assert "sample error: RateLimitError" in reasons["t:7"] and "no value from scorer" in reasons["t:6"]
+    assert "sentinel 'N' means no score" in reasons["t:4"]
     c = [c for c in a.doc["scorecard"] if c["judge"] is None][0]
     assert math.isclose(c["mean"], (1 + 0 + 0.5 + 1) / 4) and c["valid_n"] == 4 and c["rows"] == 8
     # Inspect's own accuracy counts N as 0 over the scored samples: 2.5 / 5

@@ -443,8 +443,10 @@ def test_inspect_vitals_logs_reproduce_their_printed_accuracy_and_show_the_resca
         assert abs(f["value"] - printed) <= 5e-5 and f["matches"]
     solver = [f for f in a.doc["harness"]["figures"] if "solvers" in f["file"]][0]
     assert round(solver["value"], 4) == 26.9231 and "13.4615" in solver["note"]
-    # the workbench's valid mean uses Inspect's rubric (P = 0.5): 7 P of 26 -> 0.1346
-    c = pooled(a, solver["variant"])
+    # the workbench's valid mean uses Inspect's rubric (P = 0.5): 7 P of 26 -> 0.1346 (the solver
+    # run's own scorer: the variant is the model, so the pooled cell holds both claude runs)
+    (c,) = [c for c in a.doc["scorecard"] if c["variant"] == solver["variant"] and c["judge"] == solver["judge"]
+            and c["subset"] is None and c["field"] == "value"]
     assert close(c["mean"], 3.5 / 26) and c["valid_n"] == 26
 
 

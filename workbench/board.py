@@ -36,6 +36,21 @@ def decimals(lo: float | None, hi: float | None, default: int = 2) -> int:
     return int(min(6, max(0, math.floor(-math.log10(half)) + 2)))
 
 
+def _is_lead(f: Mapping[str, Any], figure: str | None) -> bool:
+    """The record leads its line: marked ``lead`` (Inspect: the log's first metric, named as
+    the log names it), else the rule's figure (:data:`HARNESS_FIGURE`)."""
+    return bool(f.get("lead")) if "lead" in f else f.get("figure") == figure
+
+
+def lead_figure(h: Mapping[str, Any] | None) -> str | None:
+    """The harness's lead figure's name: the log's own (``mean``, ``accuracy``) where the records
+    say which leads, names joined by ``/`` when logs differ, else :data:`HARNESS_FIGURE`."""
+    if not h:
+        return None
+    leads = list(dict.fromkeys(str(f["figure"]) for f in h.get("figures") or [] if f.get("lead")))
+    return "/".join(leads) if leads else HARNESS_FIGURE.get(str(h.get("rule")))
+
+
 def _one(records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     return records[0] if len(records) == 1 else None
 
@@ -45,8 +60,8 @@ def _harness(doc: Mapping[str, Any], variant: str, valid_mean: float | None, nd:
     if not h:
         return {}
     rule = h.get("rule")
-    figure = HARNESS_FIGURE.get(str(rule))
-    recs = [f for f in h.get("figures") or [] if f.get("variant") == variant and f.get("figure") == figure]
+    figure = lead_figure(h)
+    recs = [f for f in h.get("figures") or [] if f.get("variant") == variant and _is_lead(f, figure)]
     out: dict[str, Any] = {"harness_figure": figure, "harness_value": None, "harness_n": None,
                            "harness_differs": None, "harness_why": None}
     if not recs:
@@ -118,5 +133,5 @@ def build(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         rows.append(row)
     harness = doc.get("harness") or {}
     return [{"field": field, "sorted_by": "valid-row mean, measured cells first, high to low",
-             "harness_rule": harness.get("rule"), "harness_figure": HARNESS_FIGURE.get(str(harness.get("rule")))
+             "harness_rule": harness.get("rule"), "harness_figure": lead_figure(harness)
              if harness else None, "rows": rows}]

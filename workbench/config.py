@@ -203,6 +203,7 @@ class Config:
     missingness_unit: str = "block"
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
     sources: tuple[str, ...] = ()
+    rubric_given: bool = False  # the rubric was set by the user (a config file, parameters), not a preset
 
     @property
     def native(self) -> bool:
@@ -256,13 +257,15 @@ class Config:
 
     @property
     def value_range(self) -> tuple[float, float]:
-        """The range of usable values: the rubric, or 0-100 (percent) for preferences."""
+        """The range of usable values: the rubric, or 0-100 (percent) for preferences.
+
+        With a value mapping (``values:``) too it is the rubric: a value is usable only within
+        it (a mapped label or a number outside is ``out_of_range``), and a rubric wider than
+        the labels' values (Inspect's C/P/I on 0..1 beside a -2..2 scorer) is the scale the
+        printed bounds are clipped at, never the labels' range."""
         if self.credit:
             return (0.0, 100.0)
-        if self.values is not None:
-            nums = [v for v, _ in self.values.values()]
-            return (min(nums), max(nums))
-        return (self.rubric_min, self.rubric_max)
+        return (float(self.rubric_min), float(self.rubric_max))
 
     @property
     def value_unit(self) -> str:
@@ -304,7 +307,8 @@ class Config:
             cur[path[-1]] = _lists(value)
         check_layer(over, "with_overrides")
         merged = _merge(copy.deepcopy(self.raw), over)
-        return _build(merged, (*self.sources, "with_overrides"))
+        given = self.rubric_given or any(n in ("rubric", "rubric_min", "rubric_max") for n in params)
+        return _build(merged, (*self.sources, "with_overrides"), rubric_given=given)
 
     def to_dict(self) -> dict[str, Any]:
         """The effective configuration as plain data (recorded in results.json)."""
@@ -589,6 +593,8 @@ def load_config(
     Unknown keys are an error naming the file, never ignored.
     """
     layers, sources = _layers(path, preset)
+    given = any("rubric" in layer for layer, where in zip(layers, sources, strict=True)
+                if not where.startswith("preset:"))
     merged = copy.deepcopy(DEFAULTS)
     for layer, where in zip(layers, sources, strict=True):
         check_layer(layer, where, allow_extends=True)
@@ -599,7 +605,8 @@ def load_config(
         check_layer(overrides, "parameters")
         merged = _merge(merged, copy.deepcopy(overrides))
         sources.append("parameters")
-    return _build(merged, tuple(sources) or ("defaults",))
+        given = given or "rubric" in overrides
+    return _build(merged, tuple(sources) or ("defaults",), rubric_given=given)
 
 
 def read_text_file(path: str, what: str, limit: int = MAX_CONFIG_BYTES) -> str:
@@ -721,7 +728,7 @@ def _explode(v: Any) -> dict[str, Any] | None:
             "flip": tuple(str(f) for f in flip)}
 
 
-def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
+def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = False) -> Config:
     keys_in = m["keys"] or {}
     if not isinstance(keys_in, dict):
         raise ConfigError("config: keys must be a mapping of key field -> path")
@@ -983,4 +990,5 @@ def _build(m: dict[str, Any], sources: tuple[str, ...]) -> Config:
         cluster_text=copy.deepcopy(cluster_in),
         raw=m,
         sources=sources,
+        rubric_given=rubric_given,
     )

@@ -19,7 +19,8 @@ What each reader produces:
   row"), so a lost game is counted, never invisible. A null game is ``empty`` with its reason.
   A row whose list field is missing or not a list is one ``malformed`` row naming the field.
 * **inspect** (Inspect AI logs, see :func:`inspect_log`): one dict per sample x scorer with
-  ``sample_id``, ``epoch``, ``model``, ``task``, ``run_id``, ``scorer``, ``value``, ``writer``
+  ``sample_id``, ``epoch``, ``model``, ``task``, ``run_id``, ``log`` (the log's identity,
+  :func:`inspect_identity`), ``scorer``, ``value``, ``writer``
   (``inspect`` or ``vitals``: the R port writes the same schema). A sample with an ``error``
   is bucket ``errored``; a sample without a value from that scorer is ``unscored``; both keep
   their reason. The log's own printed metrics (``results.scores[].metrics``) are kept in
@@ -277,6 +278,24 @@ def inspect_writer(header: dict[str, Any]) -> str:
     return "inspect"
 
 
+def inspect_identity(header: dict[str, Any], path: str) -> str:
+    """The log's identity (one evaluation: a task x model run), the ``log`` field of its rows.
+
+    ``eval.eval_id`` where the log has it (Inspect >= 0.3.5x writes a unique id per log);
+    otherwise ``run_id/task_id@created`` (an older log or vitals: ``run_id`` is shared by every
+    log of one ``eval()`` call, ``task_id`` by the logs of one task, ``created`` tells the
+    runs of one task apart); the file name when the header has none of these. Two logs of
+    the same model and task are two runs (two trials of each sample), never duplicates; the
+    same log read twice is the same identity (its rows are duplicates, as they should be)."""
+    ev = header.get("eval") or {}
+    if ev.get("eval_id"):
+        return str(ev["eval_id"])
+    parts = [str(ev[k]) for k in ("run_id", "task_id") if ev.get(k)]
+    if parts:
+        return "/".join(parts) + (f"@{ev['created']}" if ev.get("created") else "")
+    return Path(path).name
+
+
 def inspect_log(path: str, cfg: Config) -> NativeRows:
     """One row per sample x scorer of an Inspect log (see the module docstring)."""
     header, samples = _inspect_parts(path)
@@ -290,22 +309,24 @@ def inspect_log(path: str, cfg: Config) -> NativeRows:
             if name not in scorers:
                 scorers.append(name)
     writer = inspect_writer(header)
+    log = inspect_identity(header, path)
     out = NativeRows()
     out.physical = len(samples)
     ds = ev.get("dataset") or {}
     out.meta = {"writer": writer, "status": header.get("status"), "model": ev.get("model"),
-                "task": ev.get("task"), "run_id": ev.get("run_id"),
+                "task": ev.get("task"), "run_id": ev.get("run_id"), "log": log,
                 "dataset_samples": ds.get("samples"), "sample_ids": ds.get("sample_ids"),
                 "printed": {sc.get("name"): {k: (m or {}).get("value") for k, m in (sc.get("metrics") or {}).items()}
                             for sc in results.get("scores") or []}}
     if not samples:
         raise InputError(path, f"Inspect log has no samples (status {header.get('status')!r})")
+    out.meta["scales"] = _check_scales(path, header, samples, scorers, cfg)
     for i, s in enumerate(samples, start=1):
         if not isinstance(s, dict):
             out.add(None, i, error=f"sample {i} is not a JSON object")
             continue
         base = {"sample_id": s.get("id"), "epoch": s.get("epoch", 1), "model": ev.get("model"),
-                "task": ev.get("task"), "run_id": ev.get("run_id"), "writer": writer}
+                "task": ev.get("task"), "run_id": ev.get("run_id"), "log": log, "writer": writer}
         err = s.get("error")
         scores = s.get("scores") or {}
         for name in scorers:
@@ -327,6 +348,97 @@ def inspect_log(path: str, cfg: Config) -> NativeRows:
                 continue
             row["value"] = value
             out.add(row, i)
+    return out
+
+
+_SCALE_KEYS = (("min", "max"), ("scale_min", "scale_max"), ("min_score", "max_score"), ("lower", "upper"))
+
+
+def _scale_in(d: Any) -> tuple[float, float] | None:
+    """A scale a scorer records in a mapping (params, metadata): ``min``/``max`` (or
+    ``scale_min``/``scale_max``...), or ``scale``/``range`` as ``[lo, hi]`` or ``{min, max}``."""
+    if not isinstance(d, dict):
+        return None
+    for a, b in _SCALE_KEYS:
+        lo, hi = d.get(a), d.get(b)
+        if _is_num(lo) and _is_num(hi) and lo < hi:
+            return float(lo), float(hi)
+    for k in ("scale", "range", "score_range"):
+        v = d.get(k)
+        if isinstance(v, list | tuple) and len(v) == 2 and all(map(_is_num, v)) and v[0] < v[1]:
+            return float(v[0]), float(v[1])
+        if isinstance(v, dict):
+            got = _scale_in(v)
+            if got:
+                return got
+    return None
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _check_scales(path: str, header: dict[str, Any], samples: list[Any], scorers: list[str],
+                  cfg: Config) -> dict[str, Any]:
+    """Each scorer's scale, from the log or the user, never assumed.
+
+    Labels (C/P/I/N) and booleans are on Inspect's ``value_to_float`` scale, 0..1. A scorer
+    that writes numbers needs their scale: one the log records (the scorer's ``params`` or
+    ``metadata`` in ``results.scores``/``eval.scorers``, or each score's ``metadata``: ``min``/
+    ``max``, ``scale: [lo, hi]``...), or 0/1 values under the log's own ``accuracy`` metric
+    (a proportion), or the user's ``rubric``. Without one, or with a recorded scale the
+    config's rubric does not match, the file is refused with a message saying what to set.
+    Returns ``{scorer: {"scale": [lo, hi] or None, "from": where, "numbers": [min, max]}}``."""
+    results = {sc.get("name"): sc for sc in (header.get("results") or {}).get("scores") or [] if isinstance(sc, dict)}
+    specs = {sc.get("name"): sc for sc in (header.get("eval") or {}).get("scorers") or [] if isinstance(sc, dict)}
+    out: dict[str, Any] = {}
+    rubric = (float(cfg.rubric_min), float(cfg.rubric_max))
+    for name in scorers:
+        nums: list[float] = []
+        recorded: tuple[float, float] | None = None
+        where = ""
+        for src, d in (("results.scores params", (results.get(name) or {}).get("params")),
+                       ("results.scores metadata", (results.get(name) or {}).get("metadata")),
+                       ("eval.scorers metadata", (specs.get(name) or {}).get("metadata")),
+                       ("eval.scorers options", (specs.get(name) or {}).get("options"))):
+            got = _scale_in(d)
+            if got:
+                recorded, where = got, src
+                break
+        for s in samples:
+            sc = ((s.get("scores") or {}) if isinstance(s, dict) else {}).get(name)
+            if not isinstance(sc, dict):
+                continue
+            v = sc.get("value")
+            if _is_num(v):
+                nums.append(float(v))
+            if recorded is None:
+                got = _scale_in(sc.get("metadata"))
+                if got:
+                    recorded, where = got, "the scores' metadata"
+        if not nums:
+            out[name] = {"scale": [0.0, 1.0], "from": "labels (Inspect's C 1, P 0.5, I 0)", "numbers": None}
+            continue
+        seen = [min(nums), max(nums)]
+        metrics = set((results.get(name) or {}).get("metrics") or {})
+        if recorded is None and set(nums) <= {0.0, 1.0} and "accuracy" in metrics:
+            recorded, where = (0.0, 1.0), "0/1 values under the log's accuracy metric"
+        if cfg.rubric_given:
+            out[name] = {"scale": list(rubric), "from": "the config's rubric", "numbers": seen,
+                         "recorded": list(recorded) if recorded else None}
+            continue
+        hint = "give it as rubric: {min: LO, max: HI} in a --config file with extends: inspect"
+        if recorded is None:
+            raise InputError(path, f"scorer {name!r} writes numbers ({seen[0]:g} to {seen[1]:g} in this log) and "
+                             "the log records no scale for them; the workbench does not assume one (the "
+                             f"preset's {rubric[0]:g}..{rubric[1]:g} is the scale of Inspect's C/P/I labels): "
+                             + hint.replace("LO", f"{seen[0]:g}").replace("HI", f"{seen[1]:g}")
+                             + " if that range is the scorer's scale")
+        if recorded != rubric:
+            raise InputError(path, f"scorer {name!r} writes numbers on {recorded[0]:g}..{recorded[1]:g} "
+                             f"(recorded in {where}), not the config's rubric {rubric[0]:g}..{rubric[1]:g}: "
+                             + hint.replace("LO", f"{recorded[0]:g}").replace("HI", f"{recorded[1]:g}"))
+        out[name] = {"scale": list(recorded), "from": where, "numbers": seen}
     return out
 
 

@@ -382,18 +382,46 @@ def _inspect(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
                      f"Inspect's C=1/P=0.5/I=0 gives {rubric:.4f}" if rubric is not None else None)
             if acc is not None and rubric is not None and abs(acc - rubric) > 1e-9:
                 vnote = (vnote or "") + ": P counts as full credit because no sample got C"
-            out.append(_rec("inspect", variant, judge, "accuracy", acc, len(num),
-                            "; ".join(x for x in (vnote, note) if x) or None,
-                            printed=printed.get("accuracy"), file=file))
+            rec = _rec("inspect", variant, judge, "accuracy", acc, len(num),
+                       "; ".join(x for x in (vnote, note) if x) or None,
+                       printed=printed.get("accuracy"), file=file)
+            rec["lead"] = True
+            out.append(rec)
             continue
         se = 0.0 if n < 2 else _sem(vals)
-        out.append(_rec("inspect", variant, judge, "accuracy", _mean(vals), n,
-                        "; ".join(x for x in ("Inspect rule: C 1, P 0.5, I 0, N (NOANSWER) 0", note) if x),
-                        printed=printed.get("accuracy"), file=file))
-        if "stderr" in printed or n:
-            out.append(_rec("inspect", variant, judge, "stderr", se, n, printed=printed.get("stderr"),
-                            file=file))
+        sd = 0.0 if n < 2 else (None if se is None else se * math.sqrt(n))
+        rule = "Inspect rule: C 1, P 0.5, I 0, N (NOANSWER) 0" if grades else "Inspect rule: the values' mean"
+        # the log's own metric names (accuracy, mean, stderr, std...), in the log's order; a log
+        # without recorded metrics gets Inspect's defaults (accuracy, stderr)
+        names = (list(printed) or [m.rsplit("/", 1)[-1] for m in _scorer_metrics(header, judge)]
+                 or ["accuracy", "stderr"])
+        computed = {"accuracy": _mean(vals), "mean": _mean(vals), "stderr": se, "std": sd}
+        first = True
+        for name in names:
+            if name not in computed:
+                out.append(_rec("inspect", variant, judge, name, None, n,
+                                f"metric {name!r}: the workbench has no rule for it (printed value shown)",
+                                printed=printed.get(name), file=file))
+                continue
+            rec = _rec("inspect", variant, judge, name, computed[name], n,
+                       "; ".join(x for x in (rule, note) if x) if first else None,
+                       printed=printed.get(name), file=file)
+            if first:
+                rec["lead"] = True
+                first = False
+            out.append(rec)
     return out
+
+
+def _scorer_metrics(header: dict[str, Any], judge: str) -> list[str]:
+    """The metric names ``eval.scorers`` lists for a scorer (``inspect_ai/mean``...)."""
+    for sc in (header.get("eval") or {}).get("scorers") or []:
+        if isinstance(sc, dict) and sc.get("name") == judge:
+            ms = sc.get("metrics") or []
+            if not isinstance(ms, list):
+                return []
+            return [str(m.get("name")) for m in ms if isinstance(m, dict) and m.get("name")]
+    return []
 
 
 _RULES = {"fastchat_single": _fastchat_single, "fastchat_pairwise": _fastchat_pairwise,

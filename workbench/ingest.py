@@ -1333,32 +1333,72 @@ def _all_problems(problems: list[InputError], n_files: int) -> InputError:
 
 
 def _fit_hint(path: str, cfg: Config, df: pl.DataFrame) -> str:
-    """What the rows hold and which shipped preset might read them (for "no valid row at all")."""
+    """What the rows hold and which shipped preset might read them (for "no valid row at all").
+
+    A file that is not rows as this config reads them (an Inspect log under a row preset, a
+    header object) is named for the format it looks like, with the key fields it lacks; a
+    file read by a native reader names the fields of the rows the reader made (not the log
+    header's), and, when every row repeats a key read before, says so with the keys. The
+    preset already in use is never suggested."""
     from .detect import _first_row, classify
 
-    row, _ = _first_row(path)
-    fields = sorted(row)[:10] if isinstance(row, dict) else []
+    in_use = {s.split(":", 1)[1] for s in cfg.sources if s.startswith("preset:")}
+    if cfg.reader:
+        in_use.add(cfg.reader)
+    preset, why = classify(path)
+    looks = why.split(": ", 1)[-1]
     hl = cfg.headline
     sub = df.filter(pl.col("file") == path)
-    statuses = dict(sub.group_by(f"{hl}__status").len().iter_rows()) if f"{hl}__status" in sub.columns else {}
+    buckets = dict(sub.group_by("bucket").len().iter_rows()) if sub.height else {}
     text = ""
+    if cfg.reader == "inspect" and preset == "inspect":
+        text += (f"; the file is {looks}, read as one row per sample x scorer with fields "
+                 "sample_id, epoch, model, task, run_id, log, scorer, value")
+        repeats = buckets.get("conflict", 0) + buckets.get("duplicate", 0)
+        if sub.height and repeats == sub.height:
+            keys = ", ".join(f"{k} <- {_key_text(cfg.key_text.get(k))}" for k in KEY_FIELDS)
+            text += (f"; every row repeats the key of a row read before ({keys}): the same log "
+                     "given twice, or logs whose identity (eval_id, run_id/task_id@created) is the same")
+        return text
+    row, _ = _first_row(path)
+    if (preset != "inspect" and isinstance(row, dict) and isinstance(row.get("eval"), dict)
+            and {"results", "samples", "plan"} & set(row)):
+        preset, looks = "inspect", ("an Inspect log's header (eval, plan, results) inside a row file: "
+                                    "give the .eval or .json log itself")
+    keys_top = {k: [str(p[0]) for p in (cfg.keys.get(k) or ()) if p] for k in KEY_FIELDS}
+    if isinstance(row, dict):
+        lacks = [f"{k} ({', '.join(t for t in tops if t not in row)})" for k, tops in keys_top.items()
+                 if tops and any(t not in row for t in tops) and k not in cfg.constants]
+        if preset == "inspect":
+            text += f"; it is {looks}, not rows"
+        if lacks:
+            text += f"; it lacks the key field(s) {', '.join(lacks)}"
+    fields = sorted(row)[:10] if isinstance(row, dict) else []
+    statuses = dict(sub.group_by(f"{hl}__status").len().iter_rows()) if f"{hl}__status" in sub.columns else {}
     if statuses.get("absent") == sub.height and sub.height:
-        text = f"; the headline field '{hl}' is in no row"
+        text += f"; the headline field '{hl}' is in no row"
     if fields:
-        text += f"; the rows have fields {', '.join(fields)}"
+        text += f"; {'its top level has' if preset == 'inspect' else 'the rows have'} fields {', '.join(fields)}"
     from . import tabular
 
-    if _file_format(path, cfg) in ("jsonl", "json-array"):
+    try:
+        fmt = _file_format(path, cfg)
+    except InputError:
+        fmt = None
+    if fmt in ("jsonl", "json-array"):
         sniffed = tabular._sniff_text(tabular._head(path))
         if sniffed in ("csv", "tsv"):
             text += (f"; its first line looks like a {sniffed.upper()} header: name the file "
                      f".{sniffed} or set format: {sniffed}")
-    preset, why = classify(path)
-    if preset not in ("?", None):
-        text += f"; --preset {preset} might fit ({why.split(': ', 1)[-1]})"
+    if preset not in ("?", None) and preset not in in_use:
+        text += f"; --preset {preset} might fit ({looks})"
     elif preset is None:
         text += "; they look like the default format"
     return text
+
+
+def _key_text(text: Any) -> str:
+    return "+".join(map(str, text)) if isinstance(text, list) else str(text)
 
 
 def _bucket_summary(df: pl.DataFrame) -> str:

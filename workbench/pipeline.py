@@ -336,7 +336,7 @@ def run(
     cons = schemas.conform(consistency(rows, cfg), schemas.CONSISTENCY)
     del view
     release_memory()
-    gate_doc = gate(card, cfg, passes)
+    gate_doc = gate(card, cfg, passes, census=cen)
     pairs, pair_info = selection.contrast_pairs(rows, cfg)
     n_judges = int(rows.lazy().filter(selection.in_cells()).select(pl.col("judge").n_unique()).collect().item())
     _, offset_info = selection.offset_variants(rows, cfg, n_judges * (n_judges - 1) // 2)

@@ -696,7 +696,13 @@ def consistency(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
 # --------------------------------------------------------------------------- gate
 
 
-def gate(card: pl.DataFrame, cfg: Config, passes: pl.DataFrame | None = None) -> dict[str, Any]:
+OUT_OF_RANGE_GATE = 0.05
+"""Most share of a cell's judgments whose headline is ``out_of_range`` the gate lets pass: more
+means the rubric is not the scorer's scale (or the judge broke it), a gate failure."""
+
+
+def gate(card: pl.DataFrame, cfg: Config, passes: pl.DataFrame | None = None,
+         census: pl.DataFrame | None = None) -> dict[str, Any]:
     """The preregistered gate: every pooled headline cell over all scenarios is ``measured``,
     and, when ``pass.gate`` is configured, every variant's clustered lower bound (``ci_low``)
     reaches it.
@@ -720,6 +726,31 @@ def gate(card: pl.DataFrame, cfg: Config, passes: pl.DataFrame | None = None) ->
                        "so it measures no uncertainty")
         failing.append({"variant": r["variant"], "valid_n": r["valid_n"], "rows": r["rows"],
                         "clusters": r["clusters"], "status": r["status"], "why": "; ".join(why)})
+    # a cell (judge x variant, from the census) with more than OUT_OF_RANGE_GATE of its
+    # judgments out of the rubric: its valid mean is over the values that happen to fit
+    range_failing = []
+    if census is not None and census.height and "out_of_range" in census.columns:
+        for r in census.filter(pl.col("judgments") > 0).sort("variant", "judge").iter_rows(named=True):
+            share = r["out_of_range"] / r["judgments"]
+            if share > OUT_OF_RANGE_GATE:
+                range_failing.append({
+                    "variant": r["variant"], "judge": r["judge"], "out_of_range": r["out_of_range"],
+                    "judgments": r["judgments"], "share": share,
+                    "why": (f"judge {r['judge']}: {r['out_of_range']} of {r['judgments']} values out_of_range "
+                            f"({100 * share:.0f}% > {100 * OUT_OF_RANGE_GATE:g}%) of the rubric "
+                            f"{cfg.rubric_min:g}..{cfg.rubric_max:g}: is the rubric the scorer's scale?")})
+    by_variant = {f["variant"]: f for f in failing}
+    for f in range_failing:
+        if f["variant"] in by_variant:
+            cur = by_variant[f["variant"]]
+            cur["why"] = "; ".join(x for x in (cur["why"], f["why"]) if x)
+        else:
+            c = pooled.filter(pl.col("variant") == f["variant"])
+            r = c.row(0, named=True) if c.height else {}
+            entry = {"variant": f["variant"], "valid_n": r.get("valid_n"), "rows": r.get("rows"),
+                     "clusters": r.get("clusters"), "status": r.get("status"), "why": f["why"]}
+            failing.append(entry)
+            by_variant[f["variant"]] = entry
     pass_failing = []
     if passes is not None and cfg.pass_gate is not None and passes.height:
         for r in passes.filter(pl.col("subset").is_null() & (pl.col("gate_pass") != True)).iter_rows(  # noqa: E712
@@ -733,7 +764,8 @@ def gate(card: pl.DataFrame, cfg: Config, passes: pl.DataFrame | None = None) ->
                         if r["ci_low"] is not None else "no pass-rate interval")})
     return {"passed": not failing and not pass_failing, "min_valid_n": cfg.min_valid_n,
             "min_clusters": cfg.min_clusters, "field": cfg.headline, "failing": failing,
-            "pass_gate": cfg.pass_gate, "pass_failing": pass_failing}
+            "pass_gate": cfg.pass_gate, "pass_failing": pass_failing,
+            "out_of_range_gate": OUT_OF_RANGE_GATE, "range_failing": range_failing}
 
 
 # --------------------------------------------------------------------------- config vs rows

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -251,14 +252,17 @@ def harness_text(doc: dict[str, Any]) -> str | None:
     if figs:
         lines.append(f"harness rule ({h['rule']}): the figures the harness itself prints, from every row as read")
         names = list(dict.fromkeys(str(f["figure"]) for f in figs))
-        keys = list(dict.fromkeys((f["variant"], f["judge"]) for f in figs))
-        by = {(f["variant"], f["judge"], str(f["figure"])): f for f in figs}
+        # one line per log when a variant x judge has figures from several files (Inspect logs)
+        per_file = any(len({f.get("file") for f in figs if (f["variant"], f["judge"]) == k}) > 1
+                       for k in {(f["variant"], f["judge"]) for f in figs})
+        keys = list(dict.fromkeys((f["variant"], f["judge"], f.get("file") if per_file else None) for f in figs))
+        by = {(f["variant"], f["judge"], f.get("file") if per_file else None, str(f["figure"])): f for f in figs}
         notes: list[str] = []
         rows = []
-        for variant, judge in keys:
-            row = [str(variant), str(judge)]
+        for variant, judge, file in keys:
+            row = [str(variant), str(judge)] + ([os.path.basename(str(file))] if per_file else [])
             for name in names:
-                f = by.get((variant, judge, name))
+                f = by.get((variant, judge, file, name))
                 if f is None:
                     row.append("")
                     continue
@@ -273,7 +277,8 @@ def harness_text(doc: dict[str, Any]) -> str | None:
                     val += f" [{len(notes)}]"
                 row.append(val)
             rows.append(row)
-        lines.append(table(["variant", "judge", *names], rows, set(range(2, 2 + len(names)))))
+        lead = ["variant", "judge", *(["log"] if per_file else [])]
+        lines.append(table([*lead, *names], rows, set(range(len(lead), len(lead) + len(names)))))
         lines.extend(safe(f"  [{i}] {n}") for i, n in enumerate(notes, 1))
     ps = h.get("position_swap") or []
     if ps:
@@ -398,6 +403,9 @@ def board_text(doc: dict[str, Any]) -> str | None:
         for x in rows_in:
             if x.get("harness_differs"):
                 lines.append(safe(f"  harness differs for {x['variant']}: {x.get('harness_why')}"))
+    # values outside the rubric are a first-screen finding (and a gate failure), not a footnote
+    for f in (doc.get("gate") or {}).get("range_failing") or []:
+        lines.append(safe(f"  OUT OF RANGE (gate fails): {f['variant']}, {f['why']}"))
     return "\n".join(lines) if lines else None
 
 
