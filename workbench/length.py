@@ -532,6 +532,8 @@ def section(rows: pl.DataFrame, cfg: Any, input_paths: Sequence[str] = ()) -> di
         return None
     raw = getattr(cfg, "raw", {}) or {}
     source = (raw.get("length") or {}).get("difficulty")
+    if source is not None and not isinstance(source, str):
+        raise WorkbenchError(f"config: length.difficulty must be a file path, got {source!r}")
     difficulty = read_difficulty(source) if source else None
     boot = raw.get("bootstrap") or {}
     resamples = int(min(int(boot.get("resamples", 1000)), 2000))
