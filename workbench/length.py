@@ -113,82 +113,110 @@ class SharedFit:
     d: Arr
     s2: float
     converged: bool
+    psi: float = 1.0
+    lam: float = 0.0
+
+
+def _item_mean_x(g: GroupData, x: Arr) -> Arr:
+    """Per row: the mean length feature of its instruction over the group's variants (Mundlak)."""
+    n = len(g.items)
+    return (np.bincount(g.item, x, n) / np.maximum(np.bincount(g.item, minlength=n), 1))[g.item]
 
 
 def fit_shared(g: GroupData, start: SharedFit | None = None, max_outer: int = 200,
-               tol: float = 1e-8) -> SharedFit:
-    """Penalised fractional-logit fit ``logit E[y] = theta_m + beta_m x + d_i``, ``d_i ~ N(0, s2)``
-    (MAP for fixed s2 by Newton with the Schur complement of the diagonal difficulty block; s2 by
-    the Laplace evidence fixed point (MacKay): ``s2 = sum d_i^2 / sum(1 - 1 / (s2 H_ii))``)."""
+               tol: float = 1e-10) -> SharedFit:
+    """Penalised fractional-logit fit ``logit E[y] = theta_m + beta_m x + lam xbar_i + d_i``,
+    ``d_i ~ N(0, s2)``; ``xbar_i`` (the instruction's mean length feature, Mundlak's device) lets
+    the difficulty lean with length, so ``beta_m`` is a within-instruction slope; ``lam xbar_i +
+    d_i`` is the instruction's difficulty. Quasi-likelihood with dispersion psi (Pearson); MAP for
+    fixed s2 and psi by Newton with the Schur complement of the diagonal difficulty block; s2 by
+    the Laplace evidence fixed point (MacKay): ``s2 = sum d_i^2 / sum(1 - 1 / (s2 H_ii))``."""
     M, n = len(g.models), len(g.items)
     x = _std_len(g)
-    K = 2 * M
-    theta = np.zeros(M) if start is None else start.theta.copy()
-    beta = np.zeros(M) if start is None else start.beta.copy()
-    d = np.zeros(n) if start is None or len(start.d) != n else start.d.copy()
-    s2 = 1.0 if start is None else start.s2
-    if start is None:
-        ybar = np.bincount(g.model, g.y, M) / np.maximum(np.bincount(g.model, minlength=M), 1)
-        theta = np.log(np.clip(ybar, 1e-4, 1 - 1e-4) / (1 - np.clip(ybar, 1e-4, 1 - 1e-4)))
+    xbar = _item_mean_x(g, x)
     y, m, i = g.y, g.model, g.item
+    N = y.size
+    K = 2 * M + 1
+    Z = np.zeros((N, K))
+    Z[np.arange(N), m] = 1.0
+    Z[np.arange(N), M + m] = x
+    Z[:, 2 * M] = xbar
+    if start is None:
+        ybar = np.clip(np.bincount(m, y, M) / np.maximum(np.bincount(m, minlength=M), 1), 1e-4, 1 - 1e-4)
+        k = np.concatenate([np.log(ybar / (1 - ybar)), np.zeros(M + 1)])
+        d, s2, psi = np.zeros(n), 1.0, 1.0
+    else:
+        k = np.concatenate([start.theta, start.beta, [start.lam]])
+        d = start.d.copy() if len(start.d) == n else np.zeros(n)
+        s2, psi = start.s2, start.psi
 
-    def objective(th: Arr, be: Arr, dd: Arr) -> float:
-        eta = th[m] + be[m] * x + dd[i]
-        ll = y * eta - np.logaddexp(0.0, eta)
-        return float(ll.sum() - 0.5 * (dd ** 2).sum() / s2)
+    def objective(kk: Arr, dd: Arr) -> float:
+        eta = Z @ kk + dd[i]
+        return float((y * eta - np.logaddexp(0.0, eta)).sum() / psi - 0.5 * (dd ** 2).sum() / s2)
 
     converged = False
+    gamma = 0.0
     for _outer in range(max_outer):
-        obj = objective(theta, beta, d)
+        obj = objective(k, d)
         for _it in range(50):
-            eta = theta[m] + beta[m] * x + d[i]
-            p = _logistic(eta)
-            r, w = y - p, p * (1 - p)
+            p = _logistic(Z @ k + d[i])
+            r, w = (y - p) / psi, p * (1 - p) / psi
             gd = np.bincount(i, r, n) - d / s2
-            gk = np.concatenate([np.bincount(m, r, M), np.bincount(m, r * x, M)])
+            gk = Z.T @ r
             a = np.bincount(i, w, n) + 1.0 / s2
-            b = (np.bincount(i * K + m, w, n * K) + np.bincount(i * K + M + m, w * x, n * K)).reshape(n, K)
-            c = np.zeros((K, K))
-            c[np.arange(M), np.arange(M)] = np.bincount(m, w, M)
-            c[np.arange(M) + M, np.arange(M) + M] = np.bincount(m, w * x * x, M)
-            c[np.arange(M), np.arange(M) + M] = c[np.arange(M) + M, np.arange(M)] = np.bincount(m, w * x, M)
+            wz = Z * w[:, None]
+            b = np.column_stack([np.bincount(i, wz[:, j], n) for j in range(K)])
+            c = Z.T @ wz
             ba = b / a[:, None]
-            s = c - b.T @ ba + 1e-10 * np.eye(K)
-            dk = np.linalg.solve(s, gk - ba.T @ gd)
+            dk = np.linalg.solve(c - b.T @ ba + 1e-10 * np.eye(K), gk - ba.T @ gd)
             dd = (gd - b @ dk) / a
             step = 1.0
             for _h in range(30):
-                t2, b2, d2 = theta + step * dk[:M], beta + step * dk[M:], d + step * dd
-                new = objective(t2, b2, d2)
+                k2, d2 = k + step * dk, d + step * dd
+                new = objective(k2, d2)
                 if new >= obj - 1e-12:
                     break
                 step /= 2
-            theta, beta, d = t2, b2, d2
-            change = obj - new
-            obj = new
+            k, d = k2, d2
+            change, obj = new - obj, new
             if abs(change) < tol * (1 + abs(obj)) and step == 1.0:
                 break
-        eta = theta[m] + beta[m] * x + d[i]
-        p = _logistic(eta)
-        a = np.bincount(i, p * (1 - p), n) + 1.0 / s2
+        p = _logistic(Z @ k + d[i])
+        w = p * (1 - p)
+        a = np.bincount(i, w, n) / psi + 1.0 / s2
         # MacKay's evidence update (the fixed point of the Laplace marginal likelihood, the same as
         # EM's s2 = mean(d^2 + 1/a) but much faster where the data say little per instruction)
         gamma = float(np.sum(1.0 - 1.0 / (s2 * a)))
-        s2_new = float(np.sum(d ** 2)) / max(gamma, 1e-9)
-        s2_new = min(max(s2_new, 1e-6), 1e4)
-        if abs(s2_new - s2) <= 1e-5 * max(s2, 1e-3):
-            s2 = s2_new
+        s2_new = min(max(float(np.sum(d ** 2)) / max(gamma, 1e-9), 1e-6), 1e4)
+        # quasi-likelihood dispersion (Pearson, on the effective degrees of freedom): continuous
+        # preferences vary less than a 0/1 outcome, and without it the instructions' spread would
+        # be taken for noise
+        psi_new = float(np.sum((y - p) ** 2 / np.maximum(w, 1e-12))) / max(N - K - gamma, 1.0)
+        psi_new = min(max(psi_new, 1e-3), 1e3)
+        done = abs(s2_new - s2) <= 1e-6 * max(s2, 1e-3) and abs(psi_new - psi) <= 1e-6 * psi
+        s2, psi = s2_new, psi_new
+        if done:
             converged = True
             break
-        s2 = s2_new
-    return SharedFit(theta, beta, d, s2, converged)
+    return SharedFit(k[:M].copy(), k[M:2 * M].copy(), d, s2, converged, psi, float(k[2 * M]))
 
 
 def lc_fitted(g: GroupData, fit: SharedFit) -> Arr:
-    """LC per model (percent): mean over the model's rows of logistic(theta_m + d_i)."""
-    M = len(g.models)
-    p0 = _logistic(fit.theta[g.model] + fit.d[g.item])
-    return 100 * np.bincount(g.model, p0, M) / np.maximum(np.bincount(g.model, minlength=M), 1)
+    """LC per model (percent): the observed win rate minus the fitted length effect, each row's
+    ``E[logistic(eta)] - E[logistic(eta - beta_m x)]`` averaged over the difficulty's posterior
+    ``N(d_i, v_i)`` (probit approximation), so the correction does not shrink with the difficulty
+    estimates; with the length term at 0 this is the harness's mean of logistic(theta_m + difficulty_i)."""
+    M, n = len(g.models), len(g.items)
+    x = _std_len(g)
+    xbar = _item_mean_x(g, x)
+    eta0 = fit.theta[g.model] + fit.lam * xbar + fit.d[g.item]
+    eta = eta0 + fit.beta[g.model] * x
+    w = _logistic(eta) * (1 - _logistic(eta))
+    v = (1.0 / (np.bincount(g.item, w, n) / fit.psi + 1.0 / fit.s2))[g.item]
+    k = 1.0 / np.sqrt(1.0 + np.pi * v / 8.0)
+    corr = _logistic(eta * k) - _logistic(eta0 * k)
+    cnt = np.maximum(np.bincount(g.model, minlength=M), 1)
+    return 100 * (np.bincount(g.model, g.y - corr, M) / cnt)
 
 
 def lc_harness(difficulty: Arr, w_ng: float, w_id: float, baseline: Sequence[float] = (0.0, 0.0)) -> float:
@@ -379,7 +407,7 @@ def bootstrap_lc(g: GroupData, diff: Arr | None, resamples: int, seed: int,
         gb = g.take(pick)
         sb = None
         if start is not None:
-            sb = SharedFit(start.theta, start.beta, start.d[pick], start.s2, True)
+            sb = SharedFit(start.theta, start.beta, start.d[pick], start.s2, True, start.psi, start.lam)
         if len(set(gb.model.tolist())) < len(g.models):
             continue
         out[b] = _estimate(gb, None if diff is None else diff[pick], sb)[0]
