@@ -45,6 +45,8 @@ def walk(doc: dict[str, Any]) -> set[str]:
     ranks = doc.get("ranks") or {}
     if ranks.get("measured"):
         names.add("ranks_" + ranks["basis"])
+    for key in ("lc", "slopes"):  # results.json length (AlpacaEval: workbench.length)
+        names.update(r["ci_method"] for r in (doc.get("length") or {}).get(key) or [] if r.get("ci_method"))
     for table in TABLES:
         for rec in doc.get(table) or []:
             for key, value in rec.items():

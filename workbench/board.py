@@ -5,7 +5,8 @@ cells first, high to low), with the figure at the decimals its interval supports
 and rows, the interval and its method, the rank interval, the missing share and absent
 judgments, the evidence status and, where the preset has a harness rule, the harness's own
 figure beside it (with whether it differs from the valid-row figure and why, where the two
-are on one scale). Pairwise presets add the position-swap disagreement rate. Built from the
+are on one scale). Pairwise presets add the position-swap disagreement rate; where the rows carry
+both answers' text (AlpacaEval) the length-controlled win rate (``lc_*``: :mod:`workbench.length`). Built from the
 results document's own records (:func:`build`), in :func:`workbench.document.build`.
 """
 
@@ -95,6 +96,17 @@ def _swap(doc: Mapping[str, Any], variant: str) -> dict[str, Any]:
             "position_swap_ci_high": p.get("ci_high"), "position_swap_items": p.get("both_usable")}
 
 
+def _lc(doc: Mapping[str, Any], variant: str) -> dict[str, Any]:
+    """The length-controlled win rate of the variant (results.json ``length``, AlpacaEval)."""
+    recs = [r for r in (doc.get("length") or {}).get("lc") or [] if r.get("variant") == variant]
+    r = _one(recs) or {}
+    return {"lc_win_rate": r.get("lc_win_rate"), "lc_ci_low": r.get("ci_low"), "lc_ci_high": r.get("ci_high"),
+            "lc_ci_method": r.get("ci_method"), "lc_published": r.get("published_lc"),
+            "lc_difference": r.get("difference"), "lc_difficulty": r.get("difficulty"),
+            "lc_why": None if r else (f"one LC per judge ({len(recs)}): see results.json length" if recs
+                                      else "no LC for this variant (no answer text)")}
+
+
 def build(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The board of the document's headline field (a list: one board per headline field)."""
     field = (doc.get("config") or {}).get("headline")
@@ -127,6 +139,8 @@ def build(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             "zero_filled_mean": c.get("zero_filled_mean"),
         }
         row.update(_harness(doc, v, c.get("mean"), nd))
+        if doc.get("length"):
+            row.update(_lc(doc, v))
         if pairwise:
             row.update(_swap(doc, v) or {"position_swap_disagreement": None, "position_swap_ci_low": None,
                                          "position_swap_ci_high": None, "position_swap_items": None})

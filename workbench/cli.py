@@ -148,6 +148,10 @@ def _add_inputs(p: argparse.ArgumentParser, out_required: bool = True) -> None:
                    help="CSV of planned judgments, or 'complete' for every observed combination")
     p.add_argument("--published", metavar="FILE", help="published scorecard CSV to audit")
     p.add_argument("--claims", metavar="FILE", help="YAML list of headline claims to check")
+    p.add_argument("--lc-difficulty", metavar="FILE",
+                   help="AlpacaEval instruction_difficulty table (CSV: instruction, instruction_difficulty) for "
+                        "the length-controlled win rate; without it the difficulty is fitted from the annotations "
+                        "(config length.difficulty)")
     d = config_mod.DEFAULTS
     p.add_argument("--min-valid-n", type=int, metavar="N",
                    help=f"preregistered minimum valid n per cell (default: the config's; built in {d['min_valid_n']})")

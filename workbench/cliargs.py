@@ -58,6 +58,8 @@ def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
         put(["bootstrap", "seed"], args.seed, "--seed")
     if args.resamples is not None:
         put(["bootstrap", "resamples"], args.resamples, "--resamples")
+    if getattr(args, "lc_difficulty", None) is not None:
+        put(["length", "difficulty"], args.lc_difficulty, "--lc-difficulty")
     return over
 
 
@@ -99,10 +101,10 @@ def check_input_files(args: argparse.Namespace) -> None:
     without --overwrite, not writable)."""
     from .files import check_regular_file
 
-    for flag in ("published", "claims"):
+    for flag in ("published", "claims", "lc_difficulty"):
         path = getattr(args, flag, None)
         if path is not None:
-            check_regular_file(path, f"--{flag}")
+            check_regular_file(path, f"--{flag.replace('_', '-')}")
     if args.plan not in (None, "complete"):
         check_regular_file(args.plan, "plan")
     out = getattr(args, "out", None)
@@ -117,7 +119,7 @@ def input_paths(args: argparse.Namespace) -> list[str]:
     found: list[str] = []
     for pat in getattr(args, "inputs", None) or []:
         found.extend(glob.glob(pat, recursive=True) if any(c in pat for c in "*?[") else [pat])
-    for flag in ("config", "published", "claims", "plan"):
+    for flag in ("config", "published", "claims", "plan", "lc_difficulty"):
         value = getattr(args, flag, None)
         if value is not None and value != "complete":
             found.append(value)

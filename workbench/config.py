@@ -77,6 +77,7 @@ DEFAULTS: dict[str, Any] = {
     "trials_matched": False,
     "consistency": {"overall_vs_subscores": 3.0, "honesty_high": 8},
     "missingness": {"unit": "block"},
+    "length": {"difficulty": None},
 }
 
 PRESETS: tuple[str, ...] = ("mt-bench", "mt-bench-pair", "alpaca-eval", "wildbench", "arena-hard",

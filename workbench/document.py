@@ -61,14 +61,15 @@ def build(*, head: dict[str, Any], fields: Sequence[str],
           published_check: pl.DataFrame | None = None,
           claims: pl.DataFrame | None = None,
           repetition: Repetition,
-          harness: dict[str, Any] | None = None) -> dict[str, Any]:
+          harness: dict[str, Any] | None = None,
+          length: dict[str, Any] | None = None) -> dict[str, Any]:
     """The results document of a run from its stage tables.
 
     ``head``: what the run records about itself before any stage (schema and workbench
     versions, inputs, config and its sources and warnings, name warnings, plan, ledger and
     its notes), in that order; ``fields`` the config's score names. The keys follow in the
     order of the stages; an optional section (``published_check``, ``claims``, ``harness``)
-    only when its stage ran.
+    only when its stage ran; ``length`` (:mod:`workbench.length`) when rows carry both answers' text.
     """
     doc: dict[str, Any] = dict(head)
     doc["malformed_lines"] = malformed_lines.to_dicts()
@@ -97,6 +98,8 @@ def build(*, head: dict[str, Any], fields: Sequence[str],
     doc["repetition"] = repetition_section(repetition)
     if harness is not None:
         doc["harness"] = harness
+    if length is not None:
+        doc["length"] = length
     doc["board"] = board.build(doc)
     doc["methods"] = methods.section(doc)
     return doc

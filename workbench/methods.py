@@ -125,6 +125,11 @@ VOCABULARY: dict[str, Method] = {
     "sign_flip_asymptotic": Method("sign-flip test, large-sample normal form (above 200 clusters with none "
                                    "holding over 10% of the variance; size measured by simulation)",
                                    "Canay, Romano & Shaikh (2017), Econometrica 85(3)"),
+    "lc_cluster_bootstrap_refit": Method(
+        "AlpacaEval's length-controlled win rate (its GLM, the length term at 0): instructions "
+        "resampled with replacement (one draw for every variant of the judge), the GLM refitted in each "
+        "resample (length standardisation and fitted instruction difficulty included), percentile interval",
+        "Dubois, Galambosi, Liang & Hashimoto (2024), arXiv:2404.04475; Field & Welsh (2007), JRSS B 69(3)"),
     **{name + suffix: Method(how + form, _PERM_REF + ref)
        for name, how in _PERMUTATIONS.items() for suffix, form, ref in _PERM_FORMS},
 }
@@ -169,6 +174,8 @@ PLACES: dict[str, str] = {
     "missingness_tests.method": "does the missing rate depend on the variant / judge? (design-respecting)",
     "missingness_tests.classic_method": "missingness tests, beside (rows as independent)",
     "ranks.basis": "scorecard ranks",
+    "length.ci_method": "length-controlled win rate intervals (AlpacaEval)",
+    "length_slopes.ci_method": "slope of the score on log answer length",
 }
 
 #: keys whose value is a form of one method: the recorded name is the prefix + the value
@@ -195,6 +202,12 @@ def _records(doc: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
     for rec in ranks if isinstance(ranks, list) else [ranks] if ranks else []:
         if isinstance(rec, Mapping) and rec.get("measured"):
             yield "ranks", {"basis": rec.get("basis")}
+    length = doc.get("length")
+    if isinstance(length, Mapping):
+        for name, key in (("length", "lc"), ("length_slopes", "slopes")):
+            for rec in length.get(key) or []:
+                if isinstance(rec, Mapping):
+                    yield name, {"ci_method": rec.get("ci_method")}
     boot = doc.get("bootstrap")
     if isinstance(boot, Mapping) and boot.get("computed"):
         yield "bootstrap", {"method": boot.get("method")}

@@ -379,6 +379,11 @@ def run(
         harness_doc = {"rule": (cfg.harness or {}).get("rule"),
                        "figures": harness.harness_figures(rows, cfg),
                        "position_swap": harness.position_swap(rows, cfg)}
+    from . import length as length_mod
+
+    if "x_output_1" in rows.columns:
+        stage("length-controlled win rate (refitted in each resample)")
+    length_doc = length_mod.section(rows, cfg, [s.path for s in sources])
     frames = {"census": cen, "census_margins": margins, "missingness_tests": missing_tests,
               "scale_checks": scales, "provenance_checks": prov, "scorecard": card, "flag_rates": flags,
               "pass_rates": passes, "consistency": cons,
@@ -397,7 +402,7 @@ def run(
         contrast_selection=contrast_selection, judge_offsets=offsets, contrasts=contrasts,
         bootstrap=boot_doc, ranks=rank_table,
         published_check=published_checks,
-        claims=claims_checked, repetition=repetition, harness=harness_doc)
+        claims=claims_checked, repetition=repetition, harness=harness_doc, length=length_doc)
     return Analysis(config=cfg, rows=rows, sources=sources, doc=doc, frames=frames,
                     execution=execute.describe(execution, len(sources)))
 
