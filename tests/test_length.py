@@ -42,23 +42,22 @@ def test_lc_recovers_the_planted_no_length_win_rate() -> None:
         assert lo <= truth <= hi or abs(lc[m] - truth) < 5, (m, lo, hi, truth)
 
 
+@pytest.mark.slow
 def test_lc_interval_coverage_in_simulation(capsys: pytest.CaptureFixture[str]) -> None:
-    """200 planted sets (200 instructions x 3 models, 49 resamples each): the coverage of the
-    percentile cluster-bootstrap-refit interval of each model's LC is reported; it must not be
-    far below nominal (the interval is the honest one, not the harness's: it prints none)."""
-    sets, hits = 200, np.zeros(len(THETA))
-    truth = np.array([planted_lc(t) for t in THETA])
-    for k in range(sets):
-        g, _ = simulate(200, 1000 + k)
-        lc, fit, _ = length._estimate(g, None)
-        boot = length.bootstrap_lc(g, None, 49, k, fit)
-        lo, hi = np.nanquantile(boot, [0.025, 0.975], axis=0)
-        hits += (lo <= truth) & (truth <= hi)
-    cov = hits / sets
+    """40 planted sets (200 instructions x 3 models, 49 resamples each): the coverage of the
+    percentile cluster-bootstrap-refit interval of each model's LC must not be far below
+    nominal (benchmarks/lc_coverage.py measures 200 sets: 0.905-0.930). At 40 sets a coverage
+    of 0.91 falls below 0.75 with probability under 0.2%; a broken interval (0.5) passes never."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from lc_coverage import coverage
+
+    cov = coverage(40)
     with capsys.disabled():
-        print(f"\nLC interval coverage over {sets} planted sets (nominal 0.95): "
+        print("\nLC interval coverage over 40 planted sets (nominal 0.95): "
               + ", ".join(f"theta {t:+.1f}: {c:.3f}" for t, c in zip(THETA, cov, strict=True)))
-    assert (cov >= 0.80).all(), cov
+    assert (cov >= 0.75).all(), cov
 
 
 def test_supplied_difficulty_is_the_harness_formula() -> None:
