@@ -722,11 +722,12 @@ def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset:
         "boot_low": None, "boot_high": None,
         "cluster": cfg.cluster_name, "clusters": ds.clusters, "paired_clusters": ps.clusters,
         "paired_unit": unit, "paired_diff": ps.mean,
-        "paired_ci_low": ps.ci_low_cr2 if ps.ci_low_cr2 is not None else ps.ci_low,
-        "paired_ci_high": ps.ci_high_cr2 if ps.ci_high_cr2 is not None else ps.ci_high,
-        "paired_ci_method": (stats.CR2_METHOD if ps.ci_low_cr2 is not None
-                             else "paired_t" if ps.ci_low is not None else None),
-        "paired_df": ps.df_cr2 if ps.ci_low_cr2 is not None else (None if ps.df is None else float(ps.df)),
+        # the clustered interval or none: a t over matched units that ignores clustering is no
+        # interval for this design (with fewer than 2 clusters nothing is)
+        "paired_ci_low": ps.ci_low_cr2,
+        "paired_ci_high": ps.ci_high_cr2,
+        "paired_ci_method": stats.CR2_METHOD if ps.ci_low_cr2 is not None else None,
+        "paired_df": ps.df_cr2 if ps.ci_low_cr2 is not None else None,
         "paired_cr1_ci_low": ps.ci_low_clustered, "paired_cr1_ci_high": ps.ci_high_clustered,
         "paired_boot_low": None, "paired_boot_high": None,
         "matched": ps.n,

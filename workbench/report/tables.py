@@ -1111,7 +1111,7 @@ def methods_rows(r: Report) -> list[tuple[str, list[str]]]:
     on = _computed_on(r)
     rows = []
     for name, places in methods.recorded(r.doc).items():
-        m = methods.describe(name)
+        m = methods.VOCABULARY.get(name) or methods.Method("not described (a defect of the workbench: report it)", "-")
         what = "; ".join(dict.fromkeys(methods.place_label(p) for p in places))
         counts = ", ".join(f"{methods.place_label(p)}: {n}" for p, n in places.items())
         rows.append((name, [what, m.description, on.get(name, f"{counts} record(s)"), m.reference]))
