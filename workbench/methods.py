@@ -125,6 +125,14 @@ VOCABULARY: dict[str, Method] = {
     "sign_flip_asymptotic": Method("sign-flip test, large-sample normal form (above 200 clusters with none "
                                    "holding over 10% of the variance; size measured by simulation)",
                                    "Canay, Romano & Shaikh (2017), Econometrica 85(3)"),
+    "self_preference_did_cr2_bm": Method(
+        "own-family preference of two judges of different families: within-item score differences "
+        "(trials averaged per scenario x variant) contrasted between the two judges' writer families "
+        "within each scenario (difference-in-differences: removes judge severity and item difficulty), "
+        "mean over scenarios with a CR2 Bell-McCaffrey t interval and test over clusters; the two "
+        "judges' combined preference",
+        "Angrist & Pischke (2009), Mostly Harmless Econometrics, ch. 5; Bell & McCaffrey (2002); "
+        "Panickssery, Bowman & Feng (2024), arXiv:2404.13076"),
     **{name + suffix: Method(how + form, _PERM_REF + ref)
        for name, how in _PERMUTATIONS.items() for suffix, form, ref in _PERM_FORMS},
 }
@@ -169,6 +177,8 @@ PLACES: dict[str, str] = {
     "missingness_tests.method": "does the missing rate depend on the variant / judge? (design-respecting)",
     "missingness_tests.classic_method": "missingness tests, beside (rows as independent)",
     "ranks.basis": "scorecard ranks",
+    "self_preference.ci_method": "self-preference (own-family) intervals",
+    "self_preference.p_method": "self-preference (own-family) tests",
 }
 
 #: keys whose value is a form of one method: the recorded name is the prefix + the value
@@ -195,6 +205,10 @@ def _records(doc: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
     for rec in ranks if isinstance(ranks, list) else [ranks] if ranks else []:
         if isinstance(rec, Mapping) and rec.get("measured"):
             yield "ranks", {"basis": rec.get("basis")}
+    selfp = doc.get("self_preference")
+    for rec in (selfp.get("pairs") or []) if isinstance(selfp, Mapping) else []:
+        if isinstance(rec, Mapping):
+            yield "self_preference", {k: rec.get(k) for k in ("ci_method", "p_method")}
     boot = doc.get("bootstrap")
     if isinstance(boot, Mapping) and boot.get("computed"):
         yield "bootstrap", {"method": boot.get("method")}
