@@ -18,7 +18,7 @@ import workbench as wb
 from workbench import pipeline, selfpref, synth
 from workbench.errors import ConfigError
 
-A, O = "anthropic/claude-3", "openai/gpt-4o"  # judges: families anthropic, openai
+JA, JO = "anthropic/claude-3", "openai/gpt-4o"  # judges: families anthropic, openai
 WRITERS = {"v_claude": "anthropic/claude-3-haiku", "v_gpt": "openai/gpt-4o-mini"}
 
 
@@ -44,7 +44,7 @@ def _line(s: str, v: str, t: int, j: str, x: int | None) -> dict[str, Any]:
     return rec
 
 
-# (scenario, variant, trial): (score of A, score of O); None = missing
+# (scenario, variant, trial): (score of JA, score of JO); None = missing
 HAND = {
     ("s1", "v_claude", 1): (8, 6), ("s1", "v_claude", 2): (7, 6),   # d 2, 1   -> 1.5
     ("s1", "v_gpt", 1): (5, 5), ("s1", "v_gpt", 2): (6, 5),         # d 0, 1   -> 0.5   c1 = 1.0
@@ -60,7 +60,7 @@ HAND = {
 def _hand_lines() -> list[dict[str, Any]]:
     out = []
     for (s, v, t), (a, o) in HAND.items():
-        out += [_line(s, v, t, A, a), _line(s, v, t, O, o)]
+        out += [_line(s, v, t, JA, a), _line(s, v, t, JO, o)]
     return out
 
 
@@ -91,7 +91,7 @@ def test_hand_example() -> None:
     sec = selfpref.self_preference(_rows(_hand_lines(), cfg), cfg)
     assert sec["identified"] and sec["method"] == selfpref.METHOD
     (rec,) = sec["pairs"]
-    assert (rec["judge_a"], rec["family_a"], rec["judge_b"], rec["family_b"]) == (A, "anthropic", O, "openai")
+    assert (rec["judge_a"], rec["family_a"], rec["judge_b"], rec["family_b"]) == (JA, "anthropic", JO, "openai")
     t = sps.t.ppf(0.975, 2)
     assert rec["estimate"] == pytest.approx(1.5)
     assert rec["se"] == pytest.approx(0.5) and rec["df"] == pytest.approx(2)
@@ -102,7 +102,7 @@ def test_hand_example() -> None:
     assert (rec["items"], rec["items_family_a"], rec["items_family_b"]) == (11, 5, 6)
     assert (rec["units"], rec["scenarios"], rec["scenarios_one_family"]) == (6, 3, 1)
     fams = {f["model"]: (f["family"], f["source"], f["role"]) for f in sec["families"]}
-    assert fams[A] == ("anthropic", "default", "judge")
+    assert fams[JA] == ("anthropic", "default", "judge")
     assert fams["openai/gpt-4o-mini"] == ("openai", "default", "writer")
     assert "families by the provider/name prefix" in selfpref.families_note(sec)
 
@@ -126,11 +126,11 @@ def test_not_identified_says_why(case: str, why: str) -> None:
     if case == "no_writer":
         over["writer"] = None
     elif case == "one_judge":
-        lines = [x for x in lines if x["judge"] == A]
+        lines = [x for x in lines if x["judge"] == JA]
     elif case == "same_family":
-        over["families"] = {A: "one", O: "one"}
+        over["families"] = {JA: "one", JO: "one"}
     elif case == "crosswise":  # A scores only openai writers, O only anthropic ones
-        lines = [x for x in lines if (x["judge"] == A) == (x["variant"] == "v_gpt")]
+        lines = [x for x in lines if (x["judge"] == JA) == (x["variant"] == "v_gpt")]
     elif case == "one_writer_family":
         lines = [x for x in lines if x["variant"] == "v_gpt"]
     else:  # v_claude only in s1, s2; v_gpt only in s3, s4
@@ -150,10 +150,10 @@ def test_not_identified_says_why(case: str, why: str) -> None:
 
 def _planted(**over: Any) -> synth.Model:
     base = dict(scenarios=20, variants=("v_claude", "v_gpt", "v_claude2", "v_gpt2"),
-                variant_effects=(0.0, 0.3, -0.2, 0.1), judges=(A, O), judge_offsets=(0.4, 0.0),
+                variant_effects=(0.0, 0.3, -0.2, 0.1), judges=(JA, JO), judge_offsets=(0.4, 0.0),
                 trials=3, mu=5.5, writers={"v_claude": "anthropic", "v_gpt": "openai",
                                            "v_claude2": "anthropic", "v_gpt2": "openai"},
-                self_preference={A: 0.5, O: 0.0}, missing_rates=0.1)
+                self_preference={JA: 0.5, JO: 0.0}, missing_rates=0.1)
     base.update(over)
     return synth.Model(**base)
 
@@ -179,7 +179,7 @@ def test_synth_recovers_planted_self_preference(tmp_path: Path) -> None:
 
 def test_synth_crosswise_not_identified(tmp_path: Path) -> None:
     # A only on openai writers, O only on anthropic writers: rate 1 on the judge's own family
-    miss = {A: {"v_claude": 1.0, "v_claude2": 1.0}, O: {"v_gpt": 1.0, "v_gpt2": 1.0}}
+    miss = {JA: {"v_claude": 1.0, "v_claude2": 1.0}, JO: {"v_gpt": 1.0, "v_gpt2": 1.0}}
     doc, _ = _run_synth(_planted(missing_rates=miss), tmp_path)
     sec = doc["self_preference"]
     assert not sec["identified"] and sec["why"] == "crosswise"
