@@ -162,7 +162,18 @@ def _run_synth(model: synth.Model, tmp: Path, seed: int = 3) -> tuple[dict[str, 
     paths = synth.write(model, tmp, seed=seed)
     an = pipeline.run([str(paths["rows"])], wb.load_config(
         str(paths["config"]), overrides={"bootstrap": {"resamples": 200}}))
+    _RUNS[tmp] = an
     return an.doc, json.loads(paths["truth"].read_text())
+
+
+_RUNS: dict[Path, Any] = {}
+
+
+def _report_text(tmp: Path) -> str:
+    from workbench.report.model import Report
+    from workbench.report.tables import offsets_tables
+
+    return str(offsets_tables(Report(analysis=_RUNS[tmp], parameters={}, out_dir=tmp, command_line="")))
 
 
 def test_synth_recovers_planted_self_preference(tmp_path: Path) -> None:
@@ -175,6 +186,9 @@ def test_synth_recovers_planted_self_preference(tmp_path: Path) -> None:
     assert rec["ci_low"] < 0.5 < rec["ci_high"]
     # the method is described, and the report says it in one sentence
     assert any(m["name"] == selfpref.METHOD for m in doc["methods"])
+    html = _report_text(tmp_path)
+    assert "combined own-family preference of +0.57" in html and "cannot separate" in html
+    assert html.count("own-family preference of") == 1  # one sentence per judge pair
 
 
 def test_synth_crosswise_not_identified(tmp_path: Path) -> None:
@@ -186,3 +200,5 @@ def test_synth_crosswise_not_identified(tmp_path: Path) -> None:
     (rec,) = sec["pairs"]
     assert rec["estimate"] is None and rec["ci_low"] is None
     assert "self-preference and judge severity are confounded" in rec["explanation"]
+    html = _report_text(tmp_path)
+    assert "cannot be estimated (crosswise)" in html and "judge severity are confounded" in html
