@@ -79,7 +79,7 @@ def test_cluster_defaults_to_the_scenario_key_and_parses_paths() -> None:
 
 @pytest.mark.parametrize(("preset", "unit"), [
     ("mt-bench", "question_id"), ("mt-bench-pair", "question_id"), ("arena-hard", "question_id"),
-    ("arena-hard-v1", "question_id"), ("wildbench", "session_id"), ("inspect", "sample_id"),
+    ("arena-hard-v1", "question_id"), ("wildbench", "session_id"), ("inspect", "task+sample_id"),
     ("alpaca-eval", "instruction")])
 def test_every_preset_names_its_cluster(preset: str, unit: str) -> None:
     cfg = load_config(preset=preset)

@@ -78,6 +78,8 @@ DEFAULTS: dict[str, Any] = {
     "consistency": {"overall_vs_subscores": 3.0, "honesty_high": 8},
     "missingness": {"unit": "block"},
     "length": {"difficulty": None},
+    "writer": None,
+    "families": {},
 }
 
 PRESETS: tuple[str, ...] = ("mt-bench", "mt-bench-pair", "alpaca-eval", "wildbench", "arena-hard",
@@ -122,6 +124,9 @@ anchor used many times counts each time, so a "billion laughs" document is refus
 MAX_RESAMPLES = 200_000
 """Upper limit on ``bootstrap.resamples`` (each cell's bootstrap holds resamples x clusters)."""
 MAX_SEED = 2**63 - 1
+
+WRITER_FIELD = "__writer"
+"""The extra field a ``writer:`` field path is read into (column ``x___writer``)."""
 
 CLUSTER_FIELD_PREFIX = "__cluster"
 """Extra fields named ``__cluster0``, ``__cluster1``... carry a ``cluster:`` read from fields
@@ -202,6 +207,9 @@ class Config:
     cluster_text: Any = None
     preference_scale: tuple[float, float] | None = None
     missingness_unit: str = "block"
+    writer_field: FieldPath | None = None
+    writer_map: dict[str, str] | None = None
+    families: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
     sources: tuple[str, ...] = ()
     rubric_given: bool = False  # the rubric was set by the user (a config file, parameters), not a preset
@@ -729,6 +737,37 @@ def _explode(v: Any) -> dict[str, Any] | None:
             "flip": tuple(str(f) for f in flip)}
 
 
+def _writer(v: Any) -> tuple[FieldPath | None, dict[str, str] | None]:
+    """``writer:``: the model that wrote each judged output, for the self-preference stage
+    (:mod:`workbench.selfpref`). A field path (``writer: meta.generator``): read from each row;
+    a mapping variant -> writer model (``writer: {baseline: openai/gpt-4o, ...}``); null: none.
+    Returns (field path, mapping), at most one of them set."""
+    if v is None:
+        return None, None
+    if isinstance(v, str):
+        return parse_path(v, "config: writer"), None
+    if isinstance(v, dict) and v and all(
+            not isinstance(x, bool) and isinstance(x, str | int) and str(x) for x in v.values()):
+        return None, {str(k): str(x) for k, x in v.items()}
+    raise ConfigError("config: writer must be a field path (the row field naming the model that wrote "
+                      "the output) or a non-empty mapping variant -> writer model, got " + _short(v))
+
+
+def _families(v: Any) -> dict[str, str]:
+    """``families:``: model -> family (judges and writers); unlisted models take
+    :func:`workbench.selfpref.default_family` (the provider/name prefix)."""
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise ConfigError(f"config: families must map model names to family names, got {_short(v)}")
+    out = {}
+    for k, x in v.items():
+        if isinstance(x, bool) or not isinstance(x, str | int) or not str(x):
+            raise ConfigError(f"config: families.{k} must be a family name, got {_short(x)}")
+        out[str(k)] = str(x)
+    return out
+
+
 def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = False) -> Config:
     keys_in = m["keys"] or {}
     if not isinstance(keys_in, dict):
@@ -837,10 +876,15 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
         aliases[str(k)] = tuple(alts)
     extra_fields = {str(k): parse_path(v, f"config: extra_fields.{k}")
                     for k, v in _section(m, "extra_fields").items()}
-    bad_extra = [k for k in extra_fields if k.startswith(CLUSTER_FIELD_PREFIX)]
+    bad_extra = [k for k in extra_fields if k.startswith((CLUSTER_FIELD_PREFIX, WRITER_FIELD))]
     if bad_extra:
-        raise ConfigError(f"config: extra_fields: names starting with {CLUSTER_FIELD_PREFIX!r} are "
-                          f"reserved for the cluster's fields, got {bad_extra}")
+        raise ConfigError(f"config: extra_fields: names starting with {CLUSTER_FIELD_PREFIX!r} or "
+                          f"{WRITER_FIELD!r} are reserved for the cluster's and the writer's fields, "
+                          f"got {bad_extra}")
+    writer_field, writer_map = _writer(m.get("writer"))
+    if writer_field is not None:
+        extra_fields[WRITER_FIELD] = writer_field
+    families = _families(m.get("families"))
     scen_paths = keys.get("scenario")
     from_path = False
     if m.get("path_fields"):
@@ -987,6 +1031,9 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
                             else _num(m["equivalence_margin"], "equivalence_margin", 0)),
         trials_matched=_bool(m.get("trials_matched", False), "trials_matched"),
         missingness_unit=str(miss_unit),
+        writer_field=writer_field,
+        writer_map=writer_map,
+        families=families,
         cluster=cluster,
         cluster_text=copy.deepcopy(cluster_in),
         raw=m,

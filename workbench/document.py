@@ -62,7 +62,8 @@ def build(*, head: dict[str, Any], fields: Sequence[str],
           claims: pl.DataFrame | None = None,
           repetition: Repetition,
           harness: dict[str, Any] | None = None,
-          length: dict[str, Any] | None = None) -> dict[str, Any]:
+          length: dict[str, Any] | None = None,
+          self_preference: dict[str, Any] | None = None) -> dict[str, Any]:
     """The results document of a run from its stage tables.
 
     ``head``: what the run records about itself before any stage (schema and workbench
@@ -70,6 +71,8 @@ def build(*, head: dict[str, Any], fields: Sequence[str],
     its notes), in that order; ``fields`` the config's score names. The keys follow in the
     order of the stages; an optional section (``published_check``, ``claims``, ``harness``)
     only when its stage ran; ``length`` (:mod:`workbench.length`) when rows carry both answers' text.
+    ``self_preference`` (:mod:`workbench.selfpref`) is always a
+    section: without a ``writer:`` it says why there is no estimate (``why: no_writer``).
     """
     doc: dict[str, Any] = dict(head)
     doc["malformed_lines"] = malformed_lines.to_dicts()
@@ -96,6 +99,8 @@ def build(*, head: dict[str, Any], fields: Sequence[str],
     if claims is not None:
         doc["claims"] = schemas.records(claims, schemas.CLAIMS)
     doc["repetition"] = repetition_section(repetition)
+    doc["self_preference"] = self_preference if self_preference is not None else {
+        "identified": False, "why": "no_writer", "pairs": []}
     if harness is not None:
         doc["harness"] = harness
     if length is not None:

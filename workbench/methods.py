@@ -130,6 +130,14 @@ VOCABULARY: dict[str, Method] = {
         "resampled with replacement (one draw for every variant of the judge), the GLM refitted in each "
         "resample (length standardisation and fitted instruction difficulty included), percentile interval",
         "Dubois, Galambosi, Liang & Hashimoto (2024), arXiv:2404.04475; Field & Welsh (2007), JRSS B 69(3)"),
+    "self_preference_did_cr2_bm": Method(
+        "own-family preference of two judges of different families: within-item score differences "
+        "(trials averaged per scenario x variant) contrasted between the two judges' writer families "
+        "within each scenario (difference-in-differences: removes judge severity and item difficulty), "
+        "mean over scenarios with a CR2 Bell-McCaffrey t interval and test over clusters; the two "
+        "judges' combined preference",
+        "Angrist & Pischke (2009), Mostly Harmless Econometrics, ch. 5; Bell & McCaffrey (2002); "
+        "Panickssery, Bowman & Feng (2024), arXiv:2404.13076"),
     **{name + suffix: Method(how + form, _PERM_REF + ref)
        for name, how in _PERMUTATIONS.items() for suffix, form, ref in _PERM_FORMS},
 }
@@ -176,6 +184,8 @@ PLACES: dict[str, str] = {
     "ranks.basis": "scorecard ranks",
     "length.ci_method": "length-controlled win rate intervals (AlpacaEval)",
     "length_slopes.ci_method": "slope of the score on log answer length",
+    "self_preference.ci_method": "self-preference (own-family) intervals",
+    "self_preference.p_method": "self-preference (own-family) tests",
 }
 
 #: keys whose value is a form of one method: the recorded name is the prefix + the value
@@ -208,6 +218,10 @@ def _records(doc: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
             for rec in length.get(key) or []:
                 if isinstance(rec, Mapping):
                     yield name, {"ci_method": rec.get("ci_method")}
+    selfp = doc.get("self_preference")
+    for rec in (selfp.get("pairs") or []) if isinstance(selfp, Mapping) else []:
+        if isinstance(rec, Mapping):
+            yield "self_preference", {k: rec.get(k) for k in ("ci_method", "p_method")}
     boot = doc.get("bootstrap")
     if isinstance(boot, Mapping) and boot.get("computed"):
         yield "bootstrap", {"method": boot.get("method")}

@@ -31,6 +31,7 @@ from . import (
     reduce_codes,
     schemas,
     selection,
+    selfpref,
     stats,
 )
 from .census import census as census_table
@@ -373,6 +374,10 @@ def run(
     release_memory()  # what the confounding tests' units freed
     repetition = paired.repetition_consistency(rows, cfg)
     release_memory()
+    self_pref = selfpref.self_preference(rows, cfg)
+    note = selfpref.families_note(self_pref)
+    if note:
+        config_warnings.append(note)
     harness_doc = None
     if cfg.harness is not None or cfg.explode is not None:
         stage("harness rule")
@@ -402,7 +407,8 @@ def run(
         contrast_selection=contrast_selection, judge_offsets=offsets, contrasts=contrasts,
         bootstrap=boot_doc, ranks=rank_table,
         published_check=published_checks,
-        claims=claims_checked, repetition=repetition, harness=harness_doc, length=length_doc)
+        claims=claims_checked, repetition=repetition, harness=harness_doc, length=length_doc,
+        self_preference=self_pref)
     return Analysis(config=cfg, rows=rows, sources=sources, doc=doc, frames=frames,
                     execution=execute.describe(execution, len(sources)))
 

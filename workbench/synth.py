@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -94,6 +95,14 @@ class Model:
     claims: str | None = None
     #: analysis config written beside the rows (a mapping of workbench config keys)
     analysis_config: dict[str, Any] = field(default_factory=dict)
+    #: self-preference: the writer family of each variant ``{variant: family}`` (None: no
+    #: writers; a variant not listed has no writer)
+    writers: Any = None
+    #: ``{judge: bonus}``: latent points added to a judge's score of a variant whose writer
+    #: family is the judge's own (0 when absent)
+    self_preference: Any = None
+    #: ``{judge: family}``; a judge not listed: :func:`workbench.selfpref.default_family` of its name
+    families: Any = None
 
     def __post_init__(self) -> None:
         problems = []
@@ -122,6 +131,20 @@ class Model:
             problems.append("published must be null, valid_mean or zero_filled")
         if self.claims not in (None, "observed", "zero"):
             problems.append("claims must be null, observed or zero")
+        for name, keys, what in (("writers", self.variants, "variant"), ("self_preference", self.judges, "judge"),
+                                 ("families", self.judges, "judge")):
+            spec = getattr(self, name)
+            if spec is None:
+                continue
+            if not isinstance(spec, dict):
+                problems.append(f"{name} must be a mapping {{{what}: ...}}")
+            elif set(spec) - set(keys):
+                problems.append(f"{name}: unknown {what}(s) {sorted(map(str, set(spec) - set(keys)))}")
+        if isinstance(self.self_preference, dict):
+            if self.writers is None:
+                problems.append("self_preference needs writers (variant -> writer family)")
+            if any(isinstance(b, bool) or not isinstance(b, int | float) for b in self.self_preference.values()):
+                problems.append("self_preference values must be numbers")
         try:
             rates = self.rate_matrix()
             if np.any(rates < 0) or np.any(rates > 1):
@@ -155,6 +178,25 @@ class Model:
         unknown = set(r) - set(self.judges)
         if unknown:
             raise KeyError(f"unknown judge(s) {sorted(unknown)}")
+        return out
+
+    def judge_family(self, judge: str) -> str:
+        """The judge's family: ``families`` or the default of :mod:`workbench.selfpref`."""
+        from .selfpref import default_family
+
+        return str((self.families or {}).get(judge) or default_family(judge))
+
+    def bonus_matrix(self) -> np.ndarray:
+        """Self-preference bonus per (variant, judge), shape (V, J): the judge's
+        ``self_preference`` where the variant's writer family is the judge's, else 0."""
+        out = np.zeros((len(self.variants), len(self.judges)))
+        if not self.writers or not self.self_preference:
+            return out
+        for j, judge in enumerate(self.judges):
+            fam = self.judge_family(judge)
+            for v, variant in enumerate(self.variants):
+                if self.writers.get(variant) == fam:
+                    out[v, j] = float(self.self_preference.get(judge, 0.0))
         return out
 
     @property
@@ -195,7 +237,7 @@ def draw(model: Model, rng: np.random.Generator, sets: int = 1) -> dict[str, np.
     shape = (r, g, v, t, j)
     ve = np.asarray(model.variant_effects, dtype=float)[None, None, :, None, None]
     jo = np.asarray(model.judge_offsets, dtype=float)[None, None, None, None, :]
-    lat = (model.mu + ve + jo
+    lat = (model.mu + ve + jo + model.bonus_matrix()[None, None, :, None, :]
            + rng.normal(0.0, 1.0, (r, g, 1, 1, 1)) * model.scenario_sd
            + rng.normal(0.0, 1.0, (r, g, v, 1, 1)) * model.variant_scenario_sd
            + rng.normal(0.0, 1.0, (r, g, 1, 1, j)) * model.judge_offset_sd
@@ -267,12 +309,14 @@ def truth(model: Model) -> dict[str, Any]:
     lo, hi = model.rubric_min, model.rubric_max
     ks = np.arange(lo, hi + 1, dtype=float)
     rates = model.rate_matrix()
+    bonus = model.bonus_matrix()
     cells = []
     mean = {}
     miss = {}
     for vi, variant in enumerate(model.variants):
         for ji, judge in enumerate(model.judges):
-            p = _score_probs(model.mu + model.variant_effects[vi] + model.judge_offsets[ji], sd, lo, hi)
+            p = _score_probs(model.mu + model.variant_effects[vi] + model.judge_offsets[ji] + bonus[vi, ji],
+                             sd, lo, hi)
             m = float(np.sum(ks * p))
             base_rate = rates[vi, ji]
             if model.mnar_ratio == 1.0:
@@ -310,7 +354,40 @@ def truth(model: Model) -> dict[str, Any]:
                               "latent_diff": (model.variant_effects[model.variants.index(x)]
                                               - model.variant_effects[model.variants.index(y)])})
     return {"model": _model_dict(model), "score_sd_latent": sd, "cells": cells, "pooled": pooled,
-            "judge_offsets": offsets, "contrasts": contrasts}
+            "judge_offsets": offsets, "contrasts": contrasts,
+            "self_preference": _self_preference_truth(model, mean, bonus)}
+
+
+def _self_preference_truth(model: Model, mean: dict[tuple[str, str], float], bonus: np.ndarray
+                           ) -> list[dict[str, Any]]:
+    """Per pair of judges of different families (sorted by name, a - b): the true
+    difference-in-differences the estimator of :mod:`workbench.selfpref` targets, ``did``
+    (score scale: mean over family-a variants of the true a - b offset minus the same over
+    family-b variants) and ``latent_did`` (latent scale: the planted bonus_a + bonus_b when both
+    families write). None when a family writes no variant."""
+    if not model.writers:
+        return []
+    out = []
+    for ja, jb in sorted(tuple(sorted(p)) for p in itertools.combinations(model.judges, 2)):
+        fa, fb = model.judge_family(ja), model.judge_family(jb)
+        if fa == fb:
+            continue
+        ia, ib = model.judges.index(ja), model.judges.index(jb)
+        va = [v for v in model.variants if model.writers.get(v) == fa]
+        vb = [v for v in model.variants if model.writers.get(v) == fb]
+        if not va or not vb:
+            out.append({"judge_a": ja, "judge_b": jb, "family_a": fa, "family_b": fb, "did": None,
+                        "latent_did": None})
+            continue
+        gap = {v: float(bonus[vi, ia] - bonus[vi, ib]) for vi, v in enumerate(model.variants)}
+
+        did = (float(np.mean([mean[(v, ja)] - mean[(v, jb)] for v in va]))
+               - float(np.mean([mean[(v, ja)] - mean[(v, jb)] for v in vb])))
+        out.append({"judge_a": ja, "judge_b": jb, "family_a": fa, "family_b": fb, "did": did,
+                    "latent_did": float(np.mean([gap[v] for v in va]) - np.mean([gap[v] for v in vb])),
+                    "bonus_a": float((model.self_preference or {}).get(ja, 0.0)),
+                    "bonus_b": float((model.self_preference or {}).get(jb, 0.0))})
+    return out
 
 
 def _model_dict(model: Model) -> dict[str, Any]:
@@ -446,7 +523,13 @@ def write(model: Model, out: str | Path, seed: int = 0) -> dict[str, Path]:
         (out / "claims.yaml").write_text(yaml.safe_dump(claims, sort_keys=False), encoding="utf-8")
         paths["claims"] = out / "claims.yaml"
         tr["files"]["claims"] = "claims.yaml"
-    cfg = {"rubric": {"min": model.rubric_min, "max": model.rubric_max}, **model.analysis_config}
+    cfg: dict[str, Any] = {"rubric": {"min": model.rubric_min, "max": model.rubric_max}}
+    if model.writers:
+        # the writer of a variant is named by its family, and every judge's family is written out
+        cfg["writer"] = {str(v): str(w) for v, w in model.writers.items()}
+        cfg["families"] = {**{str(w): str(w) for w in model.writers.values()},
+                           **{j: model.judge_family(j) for j in model.judges}}
+    cfg.update(model.analysis_config)
     (out / "config.yaml").write_text(
         "# Analysis config written by `workbench synth` for this data set\n"
         + yaml.safe_dump(cfg, sort_keys=True), encoding="utf-8")

@@ -217,6 +217,42 @@ def _lead_offsets(r: Report) -> str:
     return text + "."
 
 
+def self_preference_sentences(r: Report) -> list[str]:
+    """One plain sentence per judge pair of different families on own-family preference
+    (results.json ``self_preference``), the families guessed from names first; nothing when
+    no writer is configured."""
+    sec = r.doc.get("self_preference") or {}
+    if sec.get("why") == "no_writer" or not sec:
+        return []
+    out = []
+    guessed = [f for f in sec.get("families") or [] if f.get("source") == "default"]
+    if guessed:
+        out.append(
+            "Model families were guessed from the provider/name prefix ("
+            + _series([f"{f['model']} \u2192 {f['family']}" for f in guessed], limit=8)
+            + "); set families: in the config to correct them."
+        )
+    if not sec.get("pairs"):
+        out.append(f"Self-preference is not estimated ({sec.get('why')}): {sec.get('explanation')}.")
+    conf = f"{float(sec.get('confidence') or 0.95):.0%}"
+    for p in sec.get("pairs") or []:
+        a, b, fa, fb = p["judge_a"], p["judge_b"], p["family_a"], p["family_b"]
+        if not p["identified"]:
+            out.append(f"Self-preference of {a} and {b} cannot be estimated ({p['why']}): {p['explanation']}.")
+            continue
+        est = p["estimate"]
+        out.append(
+            f"On {p['items']} outputs both {a} ({fa}) and {b} ({fb}) scored, in {p['scenarios']} "
+            f"{'scenario' if p['scenarios'] == 1 else 'scenarios'}, {a} scores {signed(p['offset_on_family_a'])} "
+            f"{_points(r)} against {b} on {fa}-written outputs and {signed(p['offset_on_family_b'])} on "
+            f"{fb}-written ones: a combined own-family preference of {signed(est)} "
+            f"{interval(p['ci_low'], p['ci_high'], sign=True)} ({conf}, {p_is(p['p'])}), judge severity "
+            f"removed; with two judges it is {a}'s preference for {fa} plus {b}'s for {fb}, which this "
+            "design cannot separate."
+        )
+    return out
+
+
 def _lead_contrasts(r: Report) -> str:
     cs = headline_contrasts(r.doc)
     if not cs:

@@ -18,7 +18,7 @@ from ..terminal import cell_text
 from .formats import bounded_interval, interval, num, pct, pval, signed, truncated
 from .markup import Html, badge, details, drill, esc, join, para, table, tag
 from .model import BUCKET_MEANING, ROWS_LISTED, STATUS_CLASS, VERDICT_CLASS, Report
-from .prose import limits
+from .prose import limits, self_preference_sentences
 from .provenance import git_commit, results_sha256, versions
 from .queries import _cell_key, _cell_label, _margin, contrast_verdict, headline_contrasts, pooled_cells, pooled_offsets
 
@@ -655,8 +655,9 @@ _RULE_ORDER = ("valid_mean", "zero_filled", "min_filled", "item_mean", "zero_fil
 def offsets_tables(r: Report) -> Html:
     """Judge offsets on shared items with agreement statistics: pooled, then per variant/subset."""
     offs = r.doc.get("judge_offsets") or []
+    selfp = [para(text) for text in self_preference_sentences(r)]
     if not offs:
-        return Html("")
+        return join(selfp) if selfp else Html("")
     head = [
         "judges a - b",
         "scope",
@@ -721,7 +722,7 @@ def offsets_tables(r: Report) -> Html:
                 table(head, [row(o) for o in rest], numeric=range(2, 13)),
             )
         )
-    return join(parts)
+    return join([*parts, *selfp])
 
 
 def contrasts_table(r: Report) -> Html:

@@ -1,0 +1,204 @@
+"""Self-preference (issue 27): the difference-in-differences of :mod:`workbench.selfpref`.
+
+Reference values are hand calculations spelled out in comments, or the planted truth of the
+simulator; never the function under test.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scipy import stats as sps
+
+import workbench as wb
+from workbench import pipeline, selfpref, synth
+from workbench.errors import ConfigError
+
+JA, JO = "anthropic/claude-3", "openai/gpt-4o"  # judges: families anthropic, openai
+WRITERS = {"v_claude": "anthropic/claude-3-haiku", "v_gpt": "openai/gpt-4o-mini"}
+
+
+def _cfg(**over: Any) -> wb.Config:
+    base: dict[str, Any] = {"bootstrap": {"resamples": 200, "seed": 5}, "scores": {"overall": "overall"},
+                            "writer": WRITERS}
+    base.update(over)
+    return wb.load_config(overrides=base)
+
+
+def _rows(lines: list[dict[str, Any]], cfg: wb.Config) -> Any:
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "rows.jsonl"
+        p.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+        rows, _ = wb.read_rows([str(p)], cfg)
+    return rows
+
+
+def _line(s: str, v: str, t: int, j: str, x: int | None) -> dict[str, Any]:
+    rec: dict[str, Any] = {"scenario": s, "variant": v, "trial": t, "judge": j}
+    if x is not None:
+        rec["overall"] = x
+    return rec
+
+
+# (scenario, variant, trial): (score of JA, score of JO); None = missing
+HAND = {
+    ("s1", "v_claude", 1): (8, 6), ("s1", "v_claude", 2): (7, 6),   # d 2, 1   -> 1.5
+    ("s1", "v_gpt", 1): (5, 5), ("s1", "v_gpt", 2): (6, 5),         # d 0, 1   -> 0.5   c1 = 1.0
+    ("s2", "v_claude", 1): (9, 7), ("s2", "v_claude", 2): (None, 7),  # d 2      -> 2.0
+    ("s2", "v_gpt", 1): (6, 7), ("s2", "v_gpt", 2): (6, 6),         # d -1, 0  -> -0.5  c2 = 2.5
+    ("s3", "v_claude", 1): (6, 6), ("s3", "v_claude", 2): (7, 6),   # d 0, 1   -> 0.5
+    ("s3", "v_gpt", 1): (5, 6), ("s3", "v_gpt", 2): (5, 5),         # d -1, 0  -> -0.5  c3 = 1.0
+    ("s4", "v_claude", 1): (7, None),                               # not shared
+    ("s4", "v_gpt", 1): (4, 4),                                     # s4: one family only, dropped
+}
+
+
+def _hand_lines() -> list[dict[str, Any]]:
+    out = []
+    for (s, v, t), (a, o) in HAND.items():
+        out += [_line(s, v, t, JA, a), _line(s, v, t, JO, o)]
+    return out
+
+
+def test_default_family() -> None:
+    assert selfpref.default_family("openai/gpt-4o") == "openai"
+    assert selfpref.default_family("claude-3-opus") == "claude"
+    assert selfpref.default_family("GPT-4o-mini") == "gpt"
+    assert selfpref.default_family("7b-model") == "7b-model"
+
+
+def test_config_writer_and_families() -> None:
+    cfg = _cfg(families={"openai/gpt-4o": "oai"})
+    assert cfg.writer_map == WRITERS and cfg.writer_field is None
+    assert selfpref.family_of("openai/gpt-4o", cfg) == ("oai", "config")
+    assert selfpref.family_of("openai/gpt-4o-mini", cfg) == ("openai", "default")
+    f = wb.load_config(overrides={"writer": "meta.generator"})
+    assert f.writer_field == ("meta", "generator") and "__writer" in f.extra_fields
+    with pytest.raises(ConfigError, match="writer must be"):
+        wb.load_config(overrides={"writer": [1, 2]})
+    with pytest.raises(ConfigError, match="families.x"):
+        wb.load_config(overrides={"families": {"x": [1]}})
+
+
+def test_hand_example() -> None:
+    """c_s per scenario (comments in HAND): 1.0, 2.5, 1.0; mean 1.5; sd^2 = (0.25 + 1 + 0.25) / 2
+    = 0.75; se = sqrt(0.75 / 3) = 0.5; t(2) interval 1.5 -/+ 4.3027 * 0.5; p = 2 P(T_2 > 3)."""
+    cfg = _cfg()
+    sec = selfpref.self_preference(_rows(_hand_lines(), cfg), cfg)
+    assert sec["identified"] and sec["method"] == selfpref.METHOD
+    (rec,) = sec["pairs"]
+    assert (rec["judge_a"], rec["family_a"], rec["judge_b"], rec["family_b"]) == (JA, "anthropic", JO, "openai")
+    t = sps.t.ppf(0.975, 2)
+    assert rec["estimate"] == pytest.approx(1.5)
+    assert rec["se"] == pytest.approx(0.5) and rec["df"] == pytest.approx(2)
+    assert rec["ci_low"] == pytest.approx(1.5 - t * 0.5) and rec["ci_high"] == pytest.approx(1.5 + t * 0.5)
+    assert rec["p"] == pytest.approx(2 * sps.t.sf(3.0, 2))
+    assert rec["offset_on_family_a"] == pytest.approx((1.5 + 2.0 + 0.5) / 3)
+    assert rec["offset_on_family_b"] == pytest.approx((0.5 - 0.5 - 0.5) / 3)
+    assert (rec["items"], rec["items_family_a"], rec["items_family_b"]) == (11, 5, 6)
+    assert (rec["units"], rec["scenarios"], rec["scenarios_one_family"]) == (6, 3, 1)
+    fams = {f["model"]: (f["family"], f["source"], f["role"]) for f in sec["families"]}
+    assert fams[JA] == ("anthropic", "default", "judge")
+    assert fams["openai/gpt-4o-mini"] == ("openai", "default", "writer")
+    assert "families by the provider/name prefix" in selfpref.families_note(sec)
+
+
+def test_writer_from_a_row_field() -> None:
+    """The same example with the writer read from each row (``writer: meta.by``)."""
+    lines = [{**x, "meta": {"by": WRITERS[x["variant"]]}} for x in _hand_lines()]
+    cfg = _cfg(writer="meta.by")
+    (rec,) = selfpref.self_preference(_rows(lines, cfg), cfg)["pairs"]
+    assert rec["estimate"] == pytest.approx(1.5) and rec["items"] == 11
+
+
+@pytest.mark.parametrize("case, why", [
+    ("no_writer", "no_writer"), ("one_judge", "one_judge"), ("same_family", "judges_one_family"),
+    ("crosswise", "crosswise"), ("one_writer_family", "judges_not_crossing_writers"),
+    ("split_scenarios", "writer_families_not_within_scenario"),
+])
+def test_not_identified_says_why(case: str, why: str) -> None:
+    lines = _hand_lines()
+    over: dict[str, Any] = {}
+    if case == "no_writer":
+        over["writer"] = None
+    elif case == "one_judge":
+        lines = [x for x in lines if x["judge"] == JA]
+    elif case == "same_family":
+        over["families"] = {JA: "one", JO: "one"}
+    elif case == "crosswise":  # A scores only openai writers, O only anthropic ones
+        lines = [x for x in lines if (x["judge"] == JA) == (x["variant"] == "v_gpt")]
+    elif case == "one_writer_family":
+        lines = [x for x in lines if x["variant"] == "v_gpt"]
+    else:  # v_claude only in s1, s2; v_gpt only in s3, s4
+        lines = [x for x in lines if (x["variant"] == "v_claude") == (x["scenario"] in ("s1", "s2"))]
+    cfg = _cfg(**over)
+    sec = selfpref.self_preference(_rows(lines, cfg), cfg)
+    assert not sec["identified"] and sec["why"] == why and sec["method"] is None
+    assert sec["explanation"]
+    for rec in sec["pairs"]:
+        assert rec["estimate"] is None and rec["why"] == why
+    if case == "crosswise":
+        assert "confounded" in sec["explanation"] and "severity" in sec["explanation"]
+
+
+# --------------------------------------------------------------------------- synth
+
+
+def _planted(**over: Any) -> synth.Model:
+    base = dict(scenarios=20, variants=("v_claude", "v_gpt", "v_claude2", "v_gpt2"),
+                variant_effects=(0.0, 0.3, -0.2, 0.1), judges=(JA, JO), judge_offsets=(0.4, 0.0),
+                trials=3, mu=5.5, writers={"v_claude": "anthropic", "v_gpt": "openai",
+                                           "v_claude2": "anthropic", "v_gpt2": "openai"},
+                self_preference={JA: 0.5, JO: 0.0}, missing_rates=0.1)
+    base.update(over)
+    return synth.Model(**base)
+
+
+def _run_synth(model: synth.Model, tmp: Path, seed: int = 3) -> tuple[dict[str, Any], dict[str, Any]]:
+    paths = synth.write(model, tmp, seed=seed)
+    an = pipeline.run([str(paths["rows"])], wb.load_config(
+        str(paths["config"]), overrides={"bootstrap": {"resamples": 200}}))
+    _RUNS[tmp] = an
+    return an.doc, json.loads(paths["truth"].read_text())
+
+
+_RUNS: dict[Path, Any] = {}
+
+
+def _report_text(tmp: Path) -> str:
+    from workbench.report.model import Report
+    from workbench.report.tables import offsets_tables
+
+    return str(offsets_tables(Report(analysis=_RUNS[tmp], parameters={}, out_dir=tmp, command_line="")))
+
+
+def test_synth_recovers_planted_self_preference(tmp_path: Path) -> None:
+    doc, truth = _run_synth(_planted(), tmp_path)
+    (t,) = truth["self_preference"]
+    assert t["latent_did"] == pytest.approx(0.5) and t["did"] == pytest.approx(0.5, abs=0.03)
+    (rec,) = doc["self_preference"]["pairs"]
+    assert rec["identified"] and rec["scenarios"] == 20
+    assert rec["ci_low"] < t["did"] < rec["ci_high"]
+    assert rec["ci_low"] < 0.5 < rec["ci_high"]
+    # the method is described, and the report says it in one sentence
+    assert any(m["name"] == selfpref.METHOD for m in doc["methods"])
+    html = _report_text(tmp_path)
+    assert "combined own-family preference of +0.57" in html and "cannot separate" in html
+    assert html.count("own-family preference of") == 1  # one sentence per judge pair
+
+
+def test_synth_crosswise_not_identified(tmp_path: Path) -> None:
+    # A only on openai writers, O only on anthropic writers: rate 1 on the judge's own family
+    miss = {JA: {"v_claude": 1.0, "v_claude2": 1.0}, JO: {"v_gpt": 1.0, "v_gpt2": 1.0}}
+    doc, _ = _run_synth(_planted(missing_rates=miss), tmp_path)
+    sec = doc["self_preference"]
+    assert not sec["identified"] and sec["why"] == "crosswise"
+    (rec,) = sec["pairs"]
+    assert rec["estimate"] is None and rec["ci_low"] is None
+    assert "self-preference and judge severity are confounded" in rec["explanation"]
+    html = _report_text(tmp_path)
+    assert "cannot be estimated (crosswise)" in html and "judge severity are confounded" in html
