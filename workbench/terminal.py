@@ -369,9 +369,12 @@ def board_text(doc: dict[str, Any]) -> str | None:
             continue
         harness = b.get("harness_figure")
         swap = any("position_swap_disagreement" in x for x in rows_in)
+        lc = any(x.get("lc_win_rate") is not None for x in rows_in)
         head = ["rank", "variant", f"{b['field']} [{100 * conf:g}% CI]", "valid/rows", "missing", "status"]
         if harness:
             head.append(f"harness: {harness}")
+        if lc:
+            head.append("LC win rate [CI] (published)")
         if swap:
             head.append("position swap disagrees")
         rows = []
@@ -393,6 +396,12 @@ def board_text(doc: dict[str, Any]) -> str | None:
                 hv = x.get("harness_value")
                 row.append(("-" if hv is None else (str(hv) if isinstance(hv, int) else f"{hv:.{max(nd, 2)}f}"))
                            + (" (differs)" if x.get("harness_differs") else ""))
+            if lc:
+                v = x.get("lc_win_rate")
+                pub = x.get("lc_published")
+                row.append("-" if v is None else (
+                    f"{v:.2f} [{x['lc_ci_low']:.2f}, {x['lc_ci_high']:.2f}]" if x.get("lc_ci_low") is not None
+                    else f"{v:.2f}") + ("" if pub is None else f" ({pub:.2f})"))
             if swap:
                 r = x.get("position_swap_disagreement")
                 row.append("-" if r is None else f"{100 * r:.1f}%")
@@ -403,6 +412,10 @@ def board_text(doc: dict[str, Any]) -> str | None:
         for x in rows_in:
             if x.get("harness_differs"):
                 lines.append(safe(f"  harness differs for {x['variant']}: {x.get('harness_why')}"))
+        if lc:
+            how = sorted({str(x.get("lc_difficulty")) for x in rows_in if x.get("lc_win_rate") is not None})
+            lines.append(safe("  LC: AlpacaEval's length-controlled win rate by its GLM, instruction difficulty "
+                              f"{' / '.join(how)}; (published): the leaderboard's figure"))
     # values outside the rubric are a first-screen finding (and a gate failure), not a footnote
     for f in (doc.get("gate") or {}).get("range_failing") or []:
         lines.append(safe(f"  OUT OF RANGE (gate fails): {f['variant']}, {f['why']}"))

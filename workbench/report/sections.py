@@ -119,9 +119,12 @@ def board_html(r: Report) -> str:
             continue
         harness = b.get("harness_figure")
         swap = any("position_swap_disagreement" in x for x in rows)
+        lc = any(x.get("lc_win_rate") is not None for x in rows)
         head = ["rank", "variant", f"{b['field']} [{r.cfg.confidence:.0%} CI]", "valid / rows", "missing", "status"]
         if harness:
             head.append(f"harness: {harness}")
+        if lc:
+            head.append("LC win rate [CI] (published)")
         if swap:
             head.append("position swap disagrees")
         body = []
@@ -139,6 +142,12 @@ def board_html(r: Report) -> str:
                 text = "-" if hv is None else (str(hv) if isinstance(hv, int) else f"{hv:.{max(nd, 2)}f}")
                 mark = " \u2260" if x.get("harness_differs") else ""
                 cells.append(Html(f'<span title="{esc(x.get("harness_why") or "")}">{esc(text + mark)}</span>'))
+            if lc:
+                v, pub = x.get("lc_win_rate"), x.get("lc_published")
+                text = "-" if v is None else f"{v:.2f} {interval(x.get('lc_ci_low'), x.get('lc_ci_high'), 2)}"
+                published = "" if pub is None else f" <span class=wb-dim>({pub:.2f})</span>"
+                cells.append(Html(f'<span title="{esc(x.get("lc_difficulty") or x.get("lc_why") or "")}">'
+                                  f"{esc(text)}</span>{published}"))
             if swap:
                 cells.append(_rate(x.get("position_swap_disagreement"), x.get("position_swap_ci_low"),
                                    x.get("position_swap_ci_high")))
@@ -153,7 +162,10 @@ def board_html(r: Report) -> str:
         if differs:
             foot += "; \u2260 differs from the valid-row figure: " + "; ".join(
                 f"{x['variant']}: {x.get('harness_why')}" for x in differs[:3])
-        numeric = [0, 2, 3, 4] + ([6] if harness else []) + ([len(head) - 1] if swap else [])
+        if lc:
+            foot += ("; LC: AlpacaEval's length-controlled win rate by its GLM (instruction difficulty fitted from "
+                     "the given annotations unless --lc-difficulty supplies it), the leaderboard's figure in brackets")
+        numeric = [0, 2, 3, 4] + list(range(6, len(head)))
         out.append(f'<section class="wb-board" id="board"><h2>Board: {esc(b["field"])}</h2>'
                    + str(table(head, body, numeric=numeric, caption=foot, cls="wb-board-table",
                                row_attrs=[{"data-variant": x["variant"]} for x in rows]))
