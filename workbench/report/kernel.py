@@ -19,6 +19,25 @@ def notebook_path() -> Path:
     return Path(__file__).resolve().parent.parent / "notebooks" / "reanalysis.ipynb"
 
 
+def kernel_log_path() -> Path:
+    """Where this process's report kernel writes its own log (removed when the run ends well)."""
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"workbench-kernel-{os.getpid()}.log"
+
+
+def _log_tail(limit: int = 300) -> str:
+    try:
+        text = kernel_log_path().read_text("utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+    return text.splitlines()[-1][:limit] if text else ""
+
+
+#: the longest Unix socket path (sun_path is 108 bytes with its NUL on Linux)
+IPC_PATH_MAX = 107
+
+
 def _kernel_manager_class() -> type:
     """A kernel manager that starts ipykernel in *this* interpreter (the venv), whatever
     kernelspecs the machine has: a fresh machine needs no ``ipykernel install``."""
@@ -36,8 +55,31 @@ def _kernel_manager_class() -> type:
         @default("ip")
         def _unique_ipc_path(self) -> str:
             # jupyter_client's default is the relative "kernel-ipc": two reports running in one
-            # folder (a batch) would share sockets. One absolute path per kernel instead.
-            return os.path.join(tempfile.gettempdir(), f"workbench-kernel-{uuid.uuid4().hex}")
+            # folder (a batch) would share sockets. One absolute path per kernel instead, short
+            # enough for a Unix socket (sun_path holds 107 bytes; a long TMPDIR gave
+            # "ZMQError: File name too long"): the temporary folder, else /tmp
+            name = f"wb-kernel-{uuid.uuid4().hex[:16]}"
+            for folder in (tempfile.gettempdir(), "/tmp"):
+                path = os.path.join(folder, name)
+                if len(os.fsencode(path)) + len("-65535") <= IPC_PATH_MAX and os.access(folder, os.W_OK):
+                    return path
+            raise WorkbenchError(f"no folder for the report kernel's sockets: {tempfile.gettempdir()} gives a "
+                                 f"socket path over {IPC_PATH_MAX} bytes and /tmp is not writable; set "
+                                 "TMPDIR to a shorter folder")
+
+        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+            # the kernel's own log (IPKernelApp's "Exception in message handler" when it is
+            # stopped mid-cell, debugger warnings) goes to a file, not the user's terminal:
+            # papermill reports a cell's error itself; :func:`execute` names the log on failure
+            import subprocess
+
+            log = kernel_log_path()
+            kw["stdout"] = subprocess.DEVNULL
+            kw["stderr"] = open(log, "ab")  # noqa: SIM115 - the kernel process holds it
+            try:
+                await super()._async_launch_kernel(kernel_cmd, **kw)
+            finally:
+                kw["stderr"].close()
 
         @property
         def kernel_spec(self) -> KernelSpec:
@@ -107,10 +149,15 @@ def execute(
         ) from exc
     except (RuntimeError, OSError, TimeoutError) as exc:  # the kernel did not start or died
         tmp.unlink(missing_ok=True)
-        raise WorkbenchError(f"report notebook could not run: {type(exc).__name__}: {exc}") from exc
+        tail = _log_tail()
+        raise WorkbenchError(f"report notebook could not run: {type(exc).__name__}: {exc}"
+                             + (f" (the kernel's log {kernel_log_path()} ends: {tail})" if tail else "")) from exc
     except BaseException:  # interrupted (Ctrl-C, SIGTERM): nothing partial stays
         tmp.unlink(missing_ok=True)
+        kernel_log_path().unlink(missing_ok=True)
         raise
+    else:
+        kernel_log_path().unlink(missing_ok=True)
     finally:
         if env_before is None:
             os.environ.pop("PYDEVD_DISABLE_FILE_VALIDATION", None)
