@@ -808,7 +808,7 @@ def contrasts_table(r: Report) -> Html:
             head,
             [row(c) for c in cs],
             numeric=range(1, 8),
-            cls="wb-wrapnum",
+            cls="wb-wrapnum wb-contrasts",
             caption="Difference of valid means with a clustered interval (scenarios as clusters: CR2 "
             "standard error, t with Bell-McCaffrey degrees of freedom; the CR1 t(G - 1) interval is "
             "in results.json as cr1_ci_low/cr1_ci_high); paired on "
@@ -828,7 +828,7 @@ def contrasts_table(r: Report) -> Html:
             parts.append(
                 details(
                     f"{subset} subset",
-                    table(head, [row(c) for c in sub], numeric=range(1, 8), cls="wb-wrapnum"),
+                    table(head, [row(c) for c in sub], numeric=range(1, 8), cls="wb-wrapnum wb-contrasts"),
                 )
             )
     return join(parts)
