@@ -311,9 +311,11 @@ def tip(text: Any, title: str) -> Html:
     return tag("span", text, cls="wb-tip", title=title)
 
 
-def _estimate(figure: str, ci: str) -> Html:
-    """An estimate and its interval in one cell: two unbreakable parts that wrap between them."""
-    return join([tag("span", figure, cls="wb-mono"), " ", tag("span", ci, cls="wb-mono")])
+def _estimate(figure: str, ci: str, split_ci: bool = False) -> Html:
+    """An estimate and its interval in one cell: two unbreakable parts that wrap between them
+    (``split_ci``: both may also wrap at their spaces, for grids of many columns)."""
+    mono = None if split_ci else "wb-mono"
+    return join([tag("span", figure, cls=mono), " ", tag("span", ci, cls=mono)])
 
 
 def _status_badge(status: str) -> Html:
@@ -427,7 +429,7 @@ def scorecard_tables(r: Report) -> Html:
                     text = cell_text(c, r.cfg.decimals, r.cfg.value_range)
                     figure, _, ci = text.partition(" [")
                     row_cells.append(
-                        tag("span", _estimate(figure, "[" + ci) if ci else text,
+                        tag("span", _estimate(figure, "[" + ci, split_ci=True) if ci else text,
                             cls="" if c["status"] == "measured" else "wb-dim")
                     )
             rows_.append(row_cells)
@@ -788,9 +790,10 @@ def contrasts_table(r: Report) -> Html:
         return [
             join([name_cell(c["a"]), Html("<br>- "), name_cell(c["b"]), " ",
                   tag("span", f"{c['valid_n_a']} vs {c['valid_n_b']} valid", cls="wb-sub")]),
-            _estimate(signed(c["diff"]), interval(c["ci_low"], c["ci_high"], sign=True)),
-            join([_estimate(signed(c["paired_diff"]),
-                            interval(c["paired_ci_low"], c["paired_ci_high"], sign=True)),
+            tag("span", f"{signed(c['diff'])} {interval(c['ci_low'], c['ci_high'], sign=True)}",
+                cls="wb-mono"),
+            join([tag("span", f"{signed(c['paired_diff'])} "
+                      f"{interval(c['paired_ci_low'], c['paired_ci_high'], sign=True)}", cls="wb-mono"),
                   " ", tag("span", f"({c['matched']})", cls="wb-mono")]),
             tag("span", interval(c["loo_min"], c["loo_max"], sign=True), cls="wb-mono"),
             pval(c.get("p_holm")),
