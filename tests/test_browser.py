@@ -19,6 +19,8 @@ import pytest
 from test_report import FAST, XSS, write_synthetic
 
 from workbench import cli
+from workbench.plots import VALID
+from workbench.report.figures import DARK_COLORS
 
 pytestmark = pytest.mark.browser
 
@@ -523,7 +525,9 @@ def test_vega_charts_follow_dark_mode(page_report: Path) -> None:
         return {id: f.id, theme: f.dataset.theme, svg: getComputedStyle(svg).backgroundColor,
                 view: f._wbView ? f._wbView.background() : null,
                 box: getComputedStyle(f.querySelector('.wb-vega-target')).backgroundColor,
-                labels: labels.map(t => getComputedStyle(t).fill).slice(0, 6)};
+                labels: labels.map(t => getComputedStyle(t).fill).slice(0, 6),
+                colors: Array.from(svg.querySelectorAll(':not(text)[fill], :not(text)[stroke]')).flatMap(
+                    e => [e.getAttribute('fill'), e.getAttribute('stroke')]).filter(c => c)};
     })"""
     outside: list[str] = []
     errors: list[str] = []
@@ -561,6 +565,12 @@ def test_vega_charts_follow_dark_mode(page_report: Path) -> None:
                 assert c["theme"] == "dark" and c["view"] == "#1c2128", c
                 assert lum(c["svg"]) < 0.05 and lum(c["box"]) < 0.05, c
                 assert all(lum(f) > 0.5 for f in c["labels"]), c  # light labels on the dark ground
+                # no mark in the light palette's dark blue/red (figures.DARK_COLORS), none drawn
+                # in white (white text on a dark heatmap cell is text, not counted)
+                assert not {*DARK_COLORS, "white", "#fff", "#ffffff"} & set(c["colors"]), c["id"]
             else:
                 assert c["theme"] == "light" and lum(c["svg"]) > 0.9, c
                 assert all(lum(f) < 0.2 for f in c["labels"]), c
+        forest = charts[1]["colors"]
+        assert (DARK_COLORS[VALID] in forest) == (scheme == "dark"), scheme
+        assert (VALID in forest) == (scheme != "dark"), scheme

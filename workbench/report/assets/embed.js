@@ -28,15 +28,34 @@
     return t;
   }
 
-  /* marks drawn in the page's white (the heatmap's cell borders, a hollow point's fill) take
-     the chart's background instead; text on a coloured cell keeps its own colour */
-  function recolour(spec, bg) {
-    (spec.layer || []).forEach(function (layer) { recolour(layer, bg); });
-    if (spec.mark && typeof spec.mark === 'object' && spec.mark.stroke === 'white') {
-      spec.mark.stroke = bg;
+  /* dark mode: the marks' colours named in usermeta.wb_dark_colors (figures.DARK_COLORS: the
+     valid-mean blue and the zero-filled red, lighter) are swapped wherever a mark, a value or a
+     scale range names them; marks drawn in the page's white (the heatmap's cell borders, a
+     hollow point's fill) take the chart's background. Text on a heatmap cell keeps its colour:
+     only mark.stroke and encoding.fill are read for white. */
+  function recolour(spec, bg, swap) {
+    (spec.layer || []).forEach(function (layer) { recolour(layer, bg, swap); });
+    var mark = spec.mark;
+    if (mark && typeof mark === 'object') {
+      if (mark.stroke === 'white') { mark.stroke = bg; }
+      ['color', 'fill', 'stroke'].forEach(function (k) {
+        if (swap[mark[k]] && mark[k] !== 'white') { mark[k] = swap[mark[k]]; }
+      });
     }
-    var fill = spec.encoding && spec.encoding.fill;
-    if (fill && fill.value === 'white') { fill.value = bg; }
+    var enc = spec.encoding || {};
+    Object.keys(enc).forEach(function (channel) {
+      var e = enc[channel];
+      if (!e || typeof e !== 'object') { return; }
+      if (channel === 'fill' && e.value === 'white') { e.value = bg; }
+      [e, e.condition].forEach(function (x) {
+        if (x && typeof x.value === 'string' && x.value !== 'white' && swap[x.value]) {
+          x.value = swap[x.value];
+        }
+      });
+      if (e.scale && Array.isArray(e.scale.range)) {
+        e.scale.range = e.scale.range.map(function (c) { return (c !== 'white' && swap[c]) || c; });
+      }
+    });
   }
 
   function themed(source) {
@@ -49,7 +68,7 @@
         ? Object.assign({}, config[key] || {}, mine) : mine;
     });
     spec.config = config;
-    if (t.dark) { recolour(spec, t.bg); }
+    if (t.dark) { recolour(spec, t.bg, (spec.usermeta || {}).wb_dark_colors || {}); }
     return {spec: spec, dark: t.dark, bg: t.bg};
   }
 
