@@ -19,6 +19,8 @@ import pytest
 from test_report import FAST, XSS, write_synthetic
 
 from workbench import cli
+from workbench.plots import VALID
+from workbench.report.figures import DARK_COLORS
 
 pytestmark = pytest.mark.browser
 
@@ -399,3 +401,176 @@ def test_charts_draw_names_with_separators_and_bidi_controls(hostile_report: Pat
         assert not any(ch in labels for ch in "\u2028\u2029\u202e"), c["id"]
         for name in FORMULAS[1:3]:  # other variants drawn as named (a long name is cut)
             assert name in labels, (c["id"], name)
+
+
+# --------------------------------------------------------------------------- tables that fit
+
+#: names as long as real leaderboards print them (FastChat's MT-Bench judgments)
+LONG_NAMES = ("camillo_dataset_oast_top1_ft_ehartforddolphin_23122", "mistral-7b_dolphin_orca_wgm_dpo_bf16",
+              "mistral-7b_dolphin_orca_labonne_dpo", "NeuralMarcoro14-7B", "dolphin-2.2.1-mistral-7b")
+
+
+@pytest.fixture(scope="module")
+def long_names_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five variants named as on a real leaderboard, two judges with long names, a subset."""
+    _need_chromium()
+    base = tmp_path_factory.mktemp("long")
+    rng = random.Random(5)
+    judges = ["gpt-4-0613_single_v1_judge", "claude-3-opus-20240229_single_math_v1"]
+    rows = [
+        {"scenario": f"question_{s:03d}_writing_multi_turn", "variant": v, "trial": t, "judge": j,
+         "overall": (None if rng.random() < 0.05 else rng.randint(3 + i % 3, 10))}
+        for s in range(24) for i, v in enumerate(LONG_NAMES) for t in (1, 2) for j in judges
+    ]
+    (base / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (base / "config.yaml").write_text(
+        "scores: {overall: overall}\nsubsets: {early: {scenario: [" + ", ".join(
+            f"question_{s:03d}_writing_multi_turn" for s in range(12)) + "]}}\n", encoding="utf-8")
+    code = cli.main(["report", str(base / "rows.jsonl"), "--config", str(base / "config.yaml"),
+                     *FAST, "--out", str(base / "out")])
+    assert code == 0
+    return base / "out" / "report.html"
+
+
+#: every table in <main> once every <details> is open: its width, its container's, where it is
+TABLE_WIDTHS_JS = """() => {
+  document.querySelectorAll('details').forEach(d => d.open = true);
+  const heads = Array.from(document.querySelectorAll('main h1, main h2, main h3, main summary'));
+  return Array.from(document.querySelectorAll('main table')).map(t => {
+    let where = '';
+    for (const h of heads) {
+      if (h.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_FOLLOWING) { where = h.textContent.trim(); }
+    }
+    const box = t.parentElement;
+    return {where: where.slice(0, 60), cls: t.className, table: t.scrollWidth, box: box.clientWidth,
+            shown: t.getClientRects().length > 0,
+            head: Array.from(t.tHead ? t.tHead.rows[0].cells : []).map(c => c.textContent.trim())};
+  });
+}"""
+
+#: tables allowed to scroll sideways: none. The rows appendix (file:line, names, the verdict
+#: text) wraps like the rest and fits; it would be the one to exempt, being raw data.
+EXEMPT: tuple[str, ...] = ()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_tables_fit_at_1366(page_report: Path, hostile_report: Path, long_names_report: Path,
+                            scheme: str) -> None:
+    """At 1366 x 900, light and dark, no table in the report scrolls sideways (its scrollWidth
+    is at most its container's clientWidth), every <details> open; the scorecard keeps its
+    rank and status columns and the contrasts their verdict, and the power statement is in a
+    title, not repeated beside its number."""
+    from playwright.sync_api import sync_playwright
+
+    reports = {"synthetic": page_report, "hostile": hostile_report, "long-names": long_names_report}
+    wide: list[str] = []
+    seen: dict[str, list[dict]] = {}
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            ctx = browser.new_context(viewport={"width": 1366, "height": 900}, color_scheme=scheme)
+            for label, path in reports.items():
+                page = ctx.new_page()
+                page.goto(path.as_uri(), wait_until="load")
+                _charts_settled(page)
+                tables = [t for t in page.evaluate(TABLE_WIDTHS_JS) if t["shown"]]
+                seen[label] = tables
+                wide += [f"{label} [{t['where']}] {t['cls']}: {t['table']} > {t['box']}" for t in tables
+                         if t["table"] > t["box"] and not any(x in t["cls"] for x in EXEMPT)]
+                if label == "long-names":
+                    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = false)")
+                    ARTIFACTS.mkdir(exist_ok=True)
+                    page.evaluate("window.scrollTo(0, 0)")
+                    page.screenshot(path=str(ARTIFACTS / f"fit-first-screen-{scheme}.png"))
+                    for key in ("scorecard", "contrasts"):  # the section's table, its toolbar above
+                        page.evaluate(f"document.querySelector('table.wb-{key}').scrollIntoView(); "
+                                      "window.scrollBy(0, -60)")
+                        page.screenshot(path=str(ARTIFACTS / f"fit-{key}-{scheme}.png"))
+                    power = page.evaluate("""() => Array.from(document.querySelectorAll(
+                        'table.wb-contrasts tbody tr')).map(tr => {
+                          const c = tr.cells[7]; const tip = c && c.querySelector('[title]');
+                          return c ? [c.textContent.trim(), tip ? tip.title : null] : null; })
+                        .filter(x => x)""")
+                page.close()
+        finally:
+            browser.close()
+    assert wide == [], "tables wider than their box at 1366 px:\n" + "\n".join(wide)
+    for label, tables in seen.items():
+        assert len(tables) >= 10, (label, len(tables))
+        score = next(t for t in tables if "wb-scorecard" in t["cls"])
+        assert score["head"][0] == "rank" and "status" in score["head"], score["head"]
+        contrasts = next(t for t in tables if "wb-contrasts" in t["cls"])
+        assert contrasts["head"][-1] == "verdict", contrasts["head"]
+    # scenarios needed: the number in the cell, the sentence only in its title
+    assert power, "the long-names report has contrasts"
+    for text, title in power:
+        assert text == "-" or text.isdigit(), text
+        if title:
+            assert "scenarios" in title and f"{text} scenarios" in title, (text, title)
+
+
+def test_vega_charts_follow_dark_mode(page_report: Path) -> None:
+    """In dark mode both interactive charts draw on a dark background with light labels (no
+    white box), offline; in light mode on white; switching the scheme redraws them."""
+    from playwright.sync_api import sync_playwright
+
+    def lum(rgb: str) -> float:
+        r, g, b = (int(x) / 255 for x in re.findall(r"\d+", rgb)[:3])
+        f = [(v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4) for v in (r, g, b)]
+        return 0.2126 * f[0] + 0.7152 * f[1] + 0.0722 * f[2]
+
+    probe = """() => Array.from(document.querySelectorAll('.wb-vega')).map(f => {
+        const svg = f.querySelector('.wb-vega-target svg');
+        const labels = Array.from(svg.querySelectorAll('.role-axis-label text, .role-title-text text'));
+        return {id: f.id, theme: f.dataset.theme, svg: getComputedStyle(svg).backgroundColor,
+                view: f._wbView ? f._wbView.background() : null,
+                box: getComputedStyle(f.querySelector('.wb-vega-target')).backgroundColor,
+                labels: labels.map(t => getComputedStyle(t).fill).slice(0, 6),
+                colors: Array.from(svg.querySelectorAll(':not(text)[fill], :not(text)[stroke]')).flatMap(
+                    e => [e.getAttribute('fill'), e.getAttribute('stroke')]).filter(c => c)};
+    })"""
+    outside: list[str] = []
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            got = {}
+            for scheme in ("dark", "light"):
+                ctx = browser.new_context(viewport={"width": 1366, "height": 900}, color_scheme=scheme)
+                page = ctx.new_page()
+                page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(
+                    ("file://", "data:", "about:")) else (outside.append(r.request.url), r.abort()))
+                page.on("pageerror", lambda e: errors.append(str(e)))
+                page.goto(page_report.as_uri(), wait_until="load")
+                _charts_settled(page)
+                got[scheme] = page.evaluate(probe)
+                if scheme == "dark":
+                    page.evaluate("document.getElementById('chart-scorecard_forest').scrollIntoView()")
+                    ARTIFACTS.mkdir(exist_ok=True)
+                    page.screenshot(path=str(ARTIFACTS / "fit-chart-dark.png"))
+                    # the reader switches to light: the charts are drawn again, on white
+                    page.emulate_media(color_scheme="light")
+                    page.wait_for_function("Array.from(document.querySelectorAll('.wb-vega'))"
+                                           ".every(f => f.dataset.theme === 'light')", timeout=20000)
+                    got["switched"] = page.evaluate(probe)
+                ctx.close()
+        finally:
+            browser.close()
+    assert outside == [] and errors == [], (outside, errors)
+    for scheme, charts in got.items():
+        assert [c["id"] for c in charts] == ["chart-missing_heatmap", "chart-scorecard_forest"], charts
+        for c in charts:
+            assert c["labels"], c
+            if scheme == "dark":
+                assert c["theme"] == "dark" and c["view"] == "#1c2128", c
+                assert lum(c["svg"]) < 0.05 and lum(c["box"]) < 0.05, c
+                assert all(lum(f) > 0.5 for f in c["labels"]), c  # light labels on the dark ground
+                # no mark in the light palette's dark blue/red (figures.DARK_COLORS), none drawn
+                # in white (white text on a dark heatmap cell is text, not counted)
+                assert not {*DARK_COLORS, "white", "#fff", "#ffffff"} & set(c["colors"]), c["id"]
+            else:
+                assert c["theme"] == "light" and lum(c["svg"]) > 0.9, c
+                assert all(lum(f) < 0.2 for f in c["labels"]), c
+        forest = charts[1]["colors"]
+        assert (DARK_COLORS[VALID] in forest) == (scheme == "dark"), scheme
+        assert (VALID in forest) == (scheme != "dark"), scheme

@@ -491,8 +491,14 @@ def contrasts_plot(
         return _empty("no contrasts")
     n = len(contrasts)
     xs: list[float] = [0.0]
+    # a long pair of names goes on two lines (a / - b), so the labels do not push the plot and
+    # its title and legend past the figure's right edge
+    names = [f"{label(c['a'])} - {label(c['b'])}" for c in contrasts]
+    two = any(len(t) > 44 for t in names)
+    if two:
+        names = [f"{label(c['a'])}\n- {label(c['b'])}" for c in contrasts]
     with style():
-        fig = Figure(figsize=(8.6, 1.5 + 0.4 * n), layout="constrained")
+        fig = Figure(figsize=(8.6, 1.9 + (0.62 if two else 0.4) * n), layout="constrained")
         ax = fig.add_subplot()
         for y, c in enumerate(contrasts):
             if c.get("mde") is not None:
@@ -526,7 +532,7 @@ def contrasts_plot(
         if target_effect:
             for s in (-1, 1):
                 ax.axvline(s * target_effect, color="#777777", lw=0.8, ls="--")
-        ax.set_yticks(range(n), [f"{label(c['a'])} - {label(c['b'])}" for c in contrasts])
+        ax.set_yticks(range(n), names)
         ax.set_ylim(n - 0.4, -0.6)
         lo, hi = min(xs), max(xs)
         pad = 0.05 * (hi - lo or 1.0)
@@ -535,10 +541,10 @@ def contrasts_plot(
         ax.set_axisbelow(True)
         ax.tick_params(axis="y", length=0)
         ax.set_xlabel(f"difference in {label(field)} (a - b, valid rows)")
-        ax.set_title(
+        fig.suptitle(
             f"Variant contrasts on {label(field)}: {confidence:.0%} intervals and detectable "
             "effect",
-            loc="left",
+            x=0.02, ha="left", fontweight="bold",
         )
         handles = [
             matplotlib.lines.Line2D(
@@ -560,7 +566,7 @@ def contrasts_plot(
                     label=f"+-target effect {target_effect:g}",
                 )
             )
-        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.1 - 0.6 / n), ncol=2)
+        fig.legend(handles=handles, loc="outside lower center", ncol=2)
     return fig
 
 

@@ -92,7 +92,14 @@ def chart_spec(r: Report, name: str) -> dict[str, Any]:
         )
     spec: dict[str, Any] = chart.to_dict()
     spec.pop("$schema", None)
+    # embed.js: in dark mode these mark colours are drawn lighter (contrast on the dark card)
+    spec["usermeta"] = {"wb_dark_colors": DARK_COLORS}
     return spec
+
+
+#: the charts' mark colours and what embed.js draws instead in dark mode (3:1 or more on the
+#: dark card #1c2128; the page's --accent and --bad)
+DARK_COLORS = {plots.VALID: "#8ab8f0", plots.ZERO: "#f59b8e"}
 
 
 def _json_script(obj: Any) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -42,6 +43,19 @@ def tag(name: str, content: Any = "", cls: str | None = None, **attrs: Any) -> H
 def join(parts: Iterable[Any], sep: str = "") -> Html:
     """Concatenate parts (each escaped unless :class:`Html`)."""
     return Html(sep.join(_c(p) for p in parts))
+
+
+def name_cell(text: Any) -> Html:
+    """A name (variant, judge, scenario, path) in a table cell: escaped, with a line-break
+    opportunity (``<wbr>``) after each ``_ / :`` and each ``- .`` not before a digit (a
+    version such as 2.2.1 stays whole) so a long name wraps at its parts rather
+    than widening its column; ``.wb-name`` breaks it anywhere only as a last resort. The text
+    (``textContent``, CSV) is unchanged."""
+    body = str(text) if isinstance(text, Html) else _WBR.sub(lambda m: m.group(0) + "<wbr>", esc(text))
+    return Html(f'<span class="wb-name">{body}</span>')
+
+
+_WBR = re.compile(r"(?:[_/:]|[.-](?!\d))(?=[^<]{3})")
 
 
 def badge(text: Any, kind: str = "neutral") -> Html:

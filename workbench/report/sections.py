@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .assets import CSS
 from .formats import _plural, interval, signed
-from .markup import Html, badge, esc, table
+from .markup import Html, badge, esc, name_cell, table
 from .model import SECTIONS, VERDICT_CLASS, Report
 
 
@@ -133,7 +133,7 @@ def board_html(r: Report) -> str:
             fig = "-" if x.get("mean") is None else f"{x['mean']:.{nd}f}"
             ci = interval(x.get("ci_low"), x.get("ci_high"), nd)
             kind = {"measured": "good", "insufficient": "warn"}.get(str(x.get("status")), "muted")
-            cells: list[object] = [_rank(x), x["variant"],
+            cells: list[object] = [_rank(x), name_cell(x["variant"]),
                                    Html(f"<b>{esc(fig)}</b> <span class=wb-dim>{esc(ci)}</span>"),
                                    f"{x.get('valid_n')}/{x.get('rows')}", _board_missing(x),
                                    badge(str(x.get("status") or "-"), kind)]
@@ -230,7 +230,7 @@ def _harness_pivot(h: dict, figs: list[dict]) -> str:
     notes: list[str] = []
     rows = []
     for variant, judge in keys[:200]:
-        cells: list[object] = [variant, judge]
+        cells: list[object] = [name_cell(variant), name_cell(judge)]
         for name in names:
             f = by.get((variant, judge, name))
             if f is None:

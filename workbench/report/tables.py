@@ -16,7 +16,7 @@ from .. import methods, plots
 from ..ranks import basis_text, by_variant, rank_label
 from ..terminal import cell_text
 from .formats import bounded_interval, interval, num, pct, pval, signed, truncated
-from .markup import Html, badge, details, drill, esc, join, para, table, tag
+from .markup import Html, badge, details, drill, esc, join, name_cell, para, table, tag
 from .model import BUCKET_MEANING, ROWS_LISTED, STATUS_CLASS, VERDICT_CLASS, Report
 from .prose import limits, self_preference_sentences
 from .provenance import git_commit, results_sha256, versions
@@ -30,7 +30,8 @@ def provenance_tables(r: Report) -> Html:
     parts.append(
         table(
             ["input", "lines", "sha256"],
-            [[i["path"], i["lines"], tag("code", i["sha256"])] for i in doc["inputs"]],
+            [[name_cell(i["path"]), i["lines"], tag("code", i["sha256"])]
+             for i in doc["inputs"]],
             numeric=[1],
         )
     )
@@ -219,10 +220,10 @@ def census_tables(r: Report) -> Html:
         "missing / judgments [95% CI]",
     ]
 
-    def row(m: Mapping[str, Any], judge: str, variant: str) -> list[Any]:
+    def row(m: Mapping[str, Any], judge: Any, variant: Any) -> list[Any]:
         return [
-            judge,
-            variant,
+            name_cell(judge),
+            name_cell(variant),
             m["judgments"],
             m["valid"],
             m["partial"],
@@ -305,6 +306,18 @@ def census_tables(r: Report) -> Html:
     return join(parts)
 
 
+def tip(text: Any, title: str) -> Html:
+    """``text`` with its explanation in a ``title`` (shown on hover; dotted underline)."""
+    return tag("span", text, cls="wb-tip", title=title)
+
+
+def _estimate(figure: str, ci: str, split_ci: bool = False) -> Html:
+    """An estimate and its interval in one cell: two unbreakable parts that wrap between them
+    (``split_ci``: both may also wrap at their spaces, for grids of many columns)."""
+    mono = None if split_ci else "wb-mono"
+    return join([tag("span", figure, cls=mono), " ", tag("span", ci, cls=mono)])
+
+
 def _status_badge(status: str) -> Html:
     return badge(status.replace("_", " "), STATUS_CLASS.get(status, "neutral"))
 
@@ -326,9 +339,11 @@ def _tied_cell(rk: Mapping[str, Any] | None) -> Any:
         return "separated from every other measured cell"
     if not rk["above"] and not rk["below"] and len(rk["tied_with"]) > 2:
         return f"every other measured cell ({len(rk['tied_with'])}): no contrast separates it"
-    text = ", ".join(map(str, rk["tied_with"]))
+    text = join([name_cell(x) for x in rk["tied_with"]], ", ")
     missing = rk.get("not_compared") or []
-    return text + (f" (no contrast computed: {', '.join(map(str, missing))})" if missing else "")
+    if not missing:
+        return text
+    return join([text, " (no contrast computed: ", join([name_cell(x) for x in missing], ", "), ")"])
 
 
 def scorecard_tables(r: Report) -> Html:
@@ -340,13 +355,14 @@ def scorecard_tables(r: Report) -> Html:
     lo, hi = cfg.value_range
     rank_of = by_variant(doc.get("ranks"))
     head = [
-        "rank (interval)",
+        tip("rank", "the interval of ranks the Holm-adjusted contrasts allow"),
         "variant",
-        f"{hl}: mean (valid/rows) [{conf} cluster t]",
-        f"[{conf} cluster bootstrap]",
-        "zero-filled",
-        "shift",
-        f"if missing were {lo:g}..{hi:g}",
+        tip(f"{hl} mean (valid/rows) [{conf} CI]", f"mean over valid rows, {conf} cluster t interval "
+            "(scenarios as clusters)"),
+        tip("bootstrap", f"{conf} cluster bootstrap interval"),
+        tip("zero-filled (shift)", "zero-filled mean (missing scores as 0) and, in brackets, the shift: "
+            "zero-filled minus valid mean"),
+        tip(f"if missing were {lo:g}..{hi:g}", "the mean if every missing score were anywhere in the rubric"),
         "scenarios",
         "status",
         "not separated from",
@@ -357,19 +373,19 @@ def scorecard_tables(r: Report) -> Html:
         measured = c["status"] == "measured"
         rk = rank_of.get(str(c["variant"])) if measured else None
         cut |= truncated(c["ci_low"], c["ci_high"], cfg.value_range)
-        mean = (f"- (0/{c['rows']})" if c["mean"] is None else
-                f"{num(c['mean'], cfg.decimals)} ({c['valid_n']}/{c['rows']}) "
-                f"{bounded_interval(c['ci_low'], c['ci_high'], cfg.value_range, cfg.decimals)}")
+        mean = (tag("span", f"- (0/{c['rows']})", cls="wb-mono") if c["mean"] is None else
+                _estimate(f"{num(c['mean'], cfg.decimals)} ({c['valid_n']}/{c['rows']})",
+                          bounded_interval(c['ci_low'], c['ci_high'], cfg.value_range, cfg.decimals)))
         body.append(
             [
                 _rank_cell(rk),
-                c["variant"],
-                tag("span", mean, cls="wb-mono"),
+                name_cell(c["variant"]),
+                mean,
                 tag("span", bounded_interval(c.get("boot_low"), c.get("boot_high"), cfg.value_range,
                                              cfg.decimals), cls="wb-mono"),
-                num(c["zero_filled_mean"], cfg.decimals),
-                signed(c["zero_filled_diff"], cfg.decimals),
-                interval(c["lower_bound"], c["upper_bound"], cfg.decimals),
+                tag("span", f"{num(c['zero_filled_mean'], cfg.decimals)} "
+                    f"({signed(c['zero_filled_diff'], cfg.decimals)})", cls="wb-mono"),
+                tag("span", interval(c["lower_bound"], c["upper_bound"], cfg.decimals), cls="wb-mono"),
                 c["clusters"],
                 _status_badge(c["status"]),
                 _tied_cell(rk),
@@ -380,8 +396,9 @@ def scorecard_tables(r: Report) -> Html:
         table(
             head,
             body,
-            numeric=[0, 4, 5, 6, 7],
+            numeric=[0, 4, 5, 6],
             row_classes=classes,
+            cls="wb-scorecard",
             row_attrs=[drill(variant=c["variant"]) for c in cells],
             caption="Means over valid rows only, judges pooled. Zero-filled = what averaging "
             "every judgment in rows (planned-but-absent ones included) with missing scores "
@@ -409,16 +426,16 @@ def scorecard_tables(r: Report) -> Html:
                 if c is None:
                     row_cells.append("")
                 else:
+                    text = cell_text(c, r.cfg.decimals, r.cfg.value_range)
+                    figure, _, ci = text.partition(" [")
                     row_cells.append(
-                        tag(
-                            "span",
-                            cell_text(c, r.cfg.decimals, r.cfg.value_range),
-                            cls="wb-mono" + ("" if c["status"] == "measured" else " wb-dim"),
-                        )
+                        tag("span", _estimate(figure, "[" + ci, split_ci=True) if ci else text,
+                            cls="" if c["status"] == "measured" else "wb-dim")
                     )
             rows_.append(row_cells)
             cls_.append(None)
-        return table([first, *col_keys], rows_, numeric=range(1, 1 + len(col_keys)))
+        return table([first, *col_keys], [[name_cell(x[0]), *x[1:]] for x in rows_],
+                     numeric=range(1, 1 + len(col_keys)), cls="wb-wrapnum")
 
     parts.append(
         details(
@@ -653,7 +670,9 @@ _RULE_ORDER = ("valid_mean", "zero_filled", "min_filled", "item_mean", "zero_fil
 
 
 def offsets_tables(r: Report) -> Html:
-    """Judge offsets on shared items with agreement statistics: pooled, then per variant/subset."""
+    """Judge offsets on shared items with agreement statistics: pooled, then per variant/subset.
+    The intervals and tests kept beside (CR1, bootstrap, and two that ignore clustering) are in
+    their own table under a details, so the main one fits the page."""
     offs = r.doc.get("judge_offsets") or []
     selfp = [para(text) for text in self_preference_sentences(r)]
     if not offs:
@@ -661,46 +680,56 @@ def offsets_tables(r: Report) -> Html:
     head = [
         "judges a - b",
         "scope",
-        "shared items",
-        "only a / only b",
+        tip("shared items (only a / b)", "items both judges scored validly; in brackets the items "
+            "just one judge scored validly (only a / only b), left out of the offset"),
         "mean a - b [CR2 clustered t CI]",
-        "p (CR2 clustered t) / sign-flip p",
-        "CR1 clustered t CI (beside)",
-        "cluster bootstrap CI (beside)",
-        "paired t CI (ignores clustering)",
-        "Wilcoxon p (ignores clustering)",
+        tip("p / sign-flip p", "p of the CR2 clustered t test / of the sign-flip test"),
         "exact / within 1",
-        "kappa",
-        "alpha",
+        tip("kappa", "quadratic-weighted Cohen's kappa"),
+        tip("alpha", "Krippendorff's alpha (interval)"),
         "Spearman",
     ]
+    beside_head = [
+        "judges a - b",
+        "scope",
+        "CR1 clustered t CI",
+        "cluster bootstrap CI",
+        "paired t CI (ignores clustering)",
+        "Wilcoxon p (ignores clustering)",
+    ]
 
-    def row(o: Mapping[str, Any]) -> list[Any]:
-        scope = (
+    def scope(o: Mapping[str, Any]) -> str:
+        return (
             "all variants"
             if o["variant"] is None and o["subset"] is None
             else (f"{o['variant']}" if o["variant"] is not None else f"{o['subset']} subset")
         )
+
+    def judges(o: Mapping[str, Any]) -> Html:
+        return join([name_cell(o["judge_a"]), Html("<br>- "), name_cell(o["judge_b"])])
+
+    def row(o: Mapping[str, Any]) -> list[Any]:
         return [
-            join([o["judge_a"], Html("<br>- "), o["judge_b"]]),
-            tag("span", scope, cls="wb-nowrap"),
-            o["pairs"],
-            f"{o['only_a']} / {o['only_b']}",
-            tag(
-                "span",
-                f"{signed(o['mean_diff'])} {interval(o['ci_low'], o['ci_high'], sign=True)}",
-                cls="wb-mono",
-            ),
+            judges(o),
+            name_cell(scope(o)),
+            f"{o['pairs']} ({o['only_a']} / {o['only_b']})",
+            _estimate(signed(o["mean_diff"]), interval(o["ci_low"], o["ci_high"], sign=True)),
             f"{pval(o.get('p'))} / {pval(o.get('p_sign_flip'))}",
+            f"{pct(o['exact_agreement'])} / {pct(o['within_one'])}",
+            num(o["kappa_quadratic"]),
+            num(o["krippendorff_alpha"]),
+            num(o["spearman"]),
+        ]
+
+    def beside(o: Mapping[str, Any]) -> list[Any]:
+        return [
+            judges(o),
+            name_cell(scope(o)),
             interval(o.get("cr1_ci_low", o.get("clustered_ci_low")),
                      o.get("cr1_ci_high", o.get("clustered_ci_high")), sign=True),
             interval(o.get("boot_low"), o.get("boot_high"), sign=True),
             interval(o["t_ci_low"], o["t_ci_high"], sign=True),
             pval(o["wilcoxon_p"]),
-            f"{pct(o['exact_agreement'])} / {pct(o['within_one'])}",
-            num(o["kappa_quadratic"]),
-            num(o["krippendorff_alpha"]),
-            num(o["spearman"]),
         ]
 
     pooled = pooled_offsets(r.doc)
@@ -709,19 +738,26 @@ def offsets_tables(r: Report) -> Html:
         table(
             head,
             [row(o) for o in pooled],
-            numeric=range(2, 13),
-            caption="kappa = quadratic-weighted Cohen's kappa; alpha = Krippendorff's alpha "
-            "(interval); only a / "
-            "only b = items just one judge scored validly, left out of the offset.",
+            numeric=[2, 4, 5, 6, 7, 8],
+            caption="shared items: items both judges scored validly (in brackets: only a / only b, "
+            "items just one judge scored validly, left out of the offset); kappa = quadratic-weighted "
+            "Cohen's kappa; alpha = Krippendorff's alpha (interval). The CR1 and bootstrap intervals "
+            "and the tests that ignore clustering are beside, below.",
         )
     ]
     if rest:
         parts.append(
             details(
                 "Per variant and per subset",
-                table(head, [row(o) for o in rest], numeric=range(2, 13)),
+                table(head, [row(o) for o in rest], numeric=[2, 4, 5, 6, 7, 8]),
             )
         )
+    parts.append(
+        details(
+            "Beside: CR1 and bootstrap intervals, paired t and Wilcoxon (ignore clustering)",
+            table(beside_head, [beside(o) for o in [*pooled, *rest]], numeric=[2, 3, 4, 5]),
+        )
+    )
     return join([*parts, *selfp])
 
 
@@ -730,15 +766,17 @@ def contrasts_table(r: Report) -> Html:
     cfg = r.cfg
     conf = f"{cfg.confidence:.0%}"
     head = [
-        "a - b",
+        tip("a - b (valid n)", "the contrast, and under it the valid rows of a vs b"),
         f"difference [{conf} CI]",
-        "valid n (a vs b)",
-        "paired [CI] (matched)",
-        "leave one scenario out",
+        tip("paired [CI] (matched)", "the difference on matched units, its interval, and in "
+            "brackets the number of matched units"),
+        tip("leave one scenario out", "the range of the difference with any one scenario left out"),
         "p (Holm)",
-        "MDE",
-        "n needed per side (assumes new scenarios)",
-        "scenarios needed / power",
+        tip("MDE", f"minimum detectable effect at {cfg.power:.0%} power, alpha {cfg.alpha:g}"),
+        tip("n needed per side", f"valid rows per side for the target effect {cfg.target_effect:g}, "
+            "if the extra rows were as independent as new scenarios"),
+        tip("scenarios needed", "the unit that limits power; hover a number for the statement "
+            "(more trials on the same scenarios cannot exceed its ceiling)"),
         "verdict",
     ]
 
@@ -746,27 +784,24 @@ def contrasts_table(r: Report) -> Html:
         if c.get("power_statement") is None:
             return "-"
         sn = c.get("scenarios_needed")
-        return join([Html(f"{sn if sn is not None else '-'} "), tag("span", c["power_statement"], cls="wb-muted")])
+        return tip("-" if sn is None else str(sn), c["power_statement"])
 
     def row(c: Mapping[str, Any]) -> list[Any]:
         label, kind = contrast_verdict(c, cfg.alpha, cfg.target_effect)
         return [
-            f"{c['a']} - {c['b']}",
-            tag(
-                "span",
-                f"{signed(c['diff'])} {interval(c['ci_low'], c['ci_high'], sign=True)}",
-                cls="wb-mono",
-            ),
-            f"{c['valid_n_a']} vs {c['valid_n_b']}",
-            f"{signed(c['paired_diff'])} "
-            f"{interval(c['paired_ci_low'], c['paired_ci_high'], sign=True)} "
-            f"({c['matched']})",
-            interval(c["loo_min"], c["loo_max"], sign=True),
+            join([name_cell(c["a"]), Html("<br>- "), name_cell(c["b"]), " ",
+                  tag("span", f"{c['valid_n_a']} vs {c['valid_n_b']} valid", cls="wb-sub")]),
+            tag("span", f"{signed(c['diff'])} {interval(c['ci_low'], c['ci_high'], sign=True)}",
+                cls="wb-mono"),
+            join([tag("span", f"{signed(c['paired_diff'])} "
+                      f"{interval(c['paired_ci_low'], c['paired_ci_high'], sign=True)}", cls="wb-mono"),
+                  " ", tag("span", f"({c['matched']})", cls="wb-mono")]),
+            tag("span", interval(c["loo_min"], c["loo_max"], sign=True), cls="wb-mono"),
             pval(c.get("p_holm")),
             num(c["mde"]),
             "-" if c.get("n_needed") is None else c["n_needed"],
             power_cell(c),
-            badge(label, kind),
+            tag("span", name_cell(label), cls=f"wb-badge wb-{kind} wb-wrap"),
         ]
 
     cs = headline_contrasts(r.doc)
@@ -776,7 +811,8 @@ def contrasts_table(r: Report) -> Html:
         table(
             head,
             [row(c) for c in cs],
-            numeric=[1, 3, 4, 5, 6, 7],
+            numeric=range(1, 8),
+            cls="wb-wrapnum wb-contrasts",
             caption="Difference of valid means with a clustered interval (scenarios as clusters: CR2 "
             "standard error, t with Bell-McCaffrey degrees of freedom; the CR1 t(G - 1) interval is "
             "in results.json as cr1_ci_low/cr1_ci_high); paired on "
@@ -786,7 +822,8 @@ def contrasts_table(r: Report) -> Html:
             f"{cfg.power:.0%} power at alpha {cfg.alpha:g}; n needed = valid rows per side for the "
             f"target effect {cfg.target_effect:g} if the extra rows were as independent as new "
             "scenarios; scenarios needed = the unit that limits power (more trials on the same "
-            "scenarios cannot exceed the ceiling stated beside it).",
+            "scenarios cannot exceed the ceiling its hover text states: the scenarios and the "
+            "trials per scenario the stated power needs).",
         )
     ]
     for subset in cfg.subsets:
@@ -795,7 +832,7 @@ def contrasts_table(r: Report) -> Html:
             parts.append(
                 details(
                     f"{subset} subset",
-                    table(head, [row(c) for c in sub], numeric=[1, 3, 4, 5, 6, 7]),
+                    table(head, [row(c) for c in sub], numeric=range(1, 8), cls="wb-wrapnum wb-contrasts"),
                 )
             )
     return join(parts)
@@ -915,12 +952,12 @@ def rows_appendix(r: Report, limit: int = ROWS_LISTED) -> Html:
             verdict = str(verdict)[:239] + "\u2026"
         body.append(
             [
-                where,
+                name_cell(where),
                 rec.get("bucket"),
-                rec.get("scenario"),
-                rec.get("variant"),
+                name_cell(rec.get("scenario")),
+                name_cell(rec.get("variant")),
                 rec.get("trial"),
-                rec.get("judge"),
+                name_cell(rec.get("judge")),
                 "-" if raw is None else f"{raw:g}",
                 reason,
                 verdict,
