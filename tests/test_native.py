@@ -271,3 +271,74 @@ def test_real_data_tests_skip_outside_ci_and_fail_under_ci(tmp_path: Path, monke
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="CI=true and real judge logs not found"):
         mod.require_real_data(missing)
+
+
+# --------------------------------------------------------------------------- issue 25: plans
+
+
+def _mt_single(q: int, turn: int, model: str, score: float) -> dict[str, Any]:
+    return {"question_id": q, "model": model, "judge": ["gpt-4", "single-v1"], "score": score, "turn": turn}
+
+
+def _mt_questions(path: Path, qids: list[int], turns: int | None = 2) -> str:
+    return write(path, [{"question_id": q, "category": "writing",
+                         **({} if turns is None else {"turns": [f"q{q} t{t}" for t in range(1, turns + 1)]})}
+                        for q in qids])
+
+
+def test_mt_bench_question_file_plans_each_turn(tmp_path: Path) -> None:
+    # model a is complete (3 questions x 2 turns); model b lacks q83 turn 2
+    rows = [_mt_single(q, t, m, 7) for m in ("a", "b") for q in (81, 82, 83) for t in (1, 2)
+            if (m, q, t) != ("b", 83, 2)]
+    f = write(tmp_path / "data" / "mt_bench" / "model_judgment" / "gpt-4_single.jsonl", rows)
+    qs = _mt_questions(tmp_path / "data" / "mt_bench" / "question.jsonl", [81, 82, 83])
+    a = pipeline.run([f], load_config(preset="mt-bench", overrides=FAST), plan=qs)
+    assert a.doc["plan"]["planned"] == 12 and a.doc["plan"]["unplanned"] == 0
+    assert a.doc["ledger"]["missing_planned"] == 1
+    absent = a.rows.filter(a.rows["bucket"] == "missing_planned")
+    assert absent.select("scenario", "variant").rows() == [("83:2", "b")]
+    by = {c["variant"]: c for c in a.doc["scorecard"] if c["judge"] is None and c["subset"] is None}
+    assert (by["a"]["rows"], by["a"]["absent"]) == (6, 0)  # complete: nothing missing
+    assert (by["b"]["rows"], by["b"]["absent"]) == (6, 1)
+
+
+def test_mt_bench_pairwise_question_file_plans_each_turn_and_pair(tmp_path: Path) -> None:
+    def pair(q: int, t: int) -> dict[str, Any]:
+        return {"question_id": q, "turn": t, "model_1": "x", "model_2": "y", "g1_winner": "model_2",
+                "g2_winner": "tie", "judge": ["gpt-4", "pair-v2"]}
+
+    rows = [pair(q, t) for q in (81, 82) for t in (1, 2) if (q, t) != (82, 2)]
+    f = write(tmp_path / "data" / "mt_bench" / "model_judgment" / "gpt-4_pair.jsonl", rows)
+    qs = _mt_questions(tmp_path / "data" / "mt_bench" / "question.jsonl", [81, 82])
+    a = pipeline.run([f], load_config(preset="mt-bench-pair", overrides=FAST), plan=qs)
+    # 2 questions x 2 turns x 1 pair x 2 positions
+    assert a.doc["plan"]["planned"] == 8 and a.doc["plan"]["unplanned"] == 0
+    absent = a.rows.filter(a.rows["bucket"] == "missing_planned").sort("trial")
+    assert absent.select("scenario", "variant", "trial").rows() == [("82:2", "y", "1"), ("82:2", "y", "2")]
+    (p,) = a.doc["harness"]["position_swap"]
+    assert (p["absent_items"], p["planned_items"]) == (1, 4)
+
+
+def test_plan_in_another_key_structure_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from workbench.errors import InputError
+
+    rows = [_mt_single(q, t, "a", 7) for q in (81, 82, 83, 84) for t in (1, 2)]
+    f = write(tmp_path / "gpt-4_single.jsonl", rows)
+    qs = _mt_questions(tmp_path / "question.jsonl", [81, 82, 83, 84], turns=None)  # no turns listed
+    with pytest.raises(InputError) as exc:
+        pipeline.run([f], load_config(preset="mt-bench", overrides=FAST), plan=qs)
+    msg = str(exc.value)
+    assert "plan keys do not match the rows' keys: no planned scenario is in the rows" in msg
+    assert "plan scenario: '81', '82', '83', ... (4 distinct)" in msg
+    assert "rows scenario: '81:1', '81:2', '82:1', ... (8 distinct)" in msg
+    assert "the rows' scenario is composite [question_id, turn]" in msg
+    assert "the task list gives no 'turn' (no 'turn' field, no 'turns' list)" in msg
+    assert "refused rather than counted as 4 missing judgments" in msg
+    # a CSV plan keyed by question alone: the same refusal, exit 2 from the CLI
+    csv = tmp_path / "plan.csv"
+    csv.write_text("scenario,variant,trial,judge\n81,a,1,gpt-4\n82,a,1,gpt-4\n", "utf-8")
+    code = cli.main(["analyze", "--preset", "mt-bench", "--plan", str(csv), "--out", str(tmp_path / "o"), f])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "plan.csv: plan keys do not match the rows' keys" in err
+    assert "plan scenario: '81', '82'; rows scenario: '81:1', '81:2', '82:1', ... (8 distinct)" in err
