@@ -177,7 +177,8 @@ def test_all_rows_alone_when_reruns_differ(tmp_path: Path) -> None:
     card.write_text("variant,score\nm,6.50\n", "utf-8")
     (rec,) = schemas.records(check.published_check(a.rows, a.config, check.read_published(str(card), a.config)),
                               schemas.PUBLISHED_CHECK)
-    assert rec["reproduced_by"] == ["all_rows"] and rec["ambiguous"] is None
+    # FastChat's own rule (harness: fastchat_single average) is all_rows here: both named, not ambiguous
+    assert rec["reproduced_by"] == ["all_rows", "harness"] and rec["ambiguous"] is None
 
 
 def test_published_cell_without_rows_is_a_finding_not_an_exit_2(tmp_path: Path,
@@ -342,3 +343,76 @@ def test_plan_in_another_key_structure_is_refused(tmp_path: Path, capsys: pytest
     assert code == 2
     assert "plan.csv: plan keys do not match the rows' keys" in err
     assert "plan scenario: '81', '82'; rows scenario: '81:1', '81:2', '82:1', ... (8 distinct)" in err
+
+
+# --------------------------------------------------------------------------- issue 25: check
+
+
+def _published(path: Path, field: str, cells: list[tuple[str, str, str]]) -> str:
+    path.write_text(f"variant,judge,{field}\n" + "".join(f"{v},{j},{x}\n" for v, j, x in cells), "utf-8")
+    return str(path)
+
+
+def test_published_check_names_the_fastchat_pairwise_rule_in_either_unit(tmp_path: Path) -> None:
+    def pair(q: int, t: int, g1: str, g2: str) -> dict[str, Any]:
+        return {"question_id": q, "turn": t, "model_1": "x", "model_2": "y", "g1_winner": g1,
+                "g2_winner": g2, "judge": ["gpt-4", "pair-v2"]}
+
+    games = ([("model_2", "model_2")] * 40 + [("model_1", "model_1")] * 36 + [("tie", "tie")] * 30
+             + [("model_2", "model_1")] * 40 + [("model_2", "error")] * 4)
+    keys = [(q, t) for q in range(1, 76) for t in (1, 2)]
+    f = write(tmp_path / "gpt-4_pair.jsonl", [pair(q, t, *g) for (q, t), g in zip(keys, games, strict=False)])
+    # FastChat: the 4 rows with an error game dropped; y: 40 wins, 36 losses, 70 ties of 146 rows,
+    # win_rate_adjusted = (40 + 35) / 146 = 0.5136986...; the workbench's per-game valid mean keeps
+    # the other game of those rows: (40*200 + 30*100 + 40*100 + 4*100) / 296 = 52.027 percent
+    pub = _published(tmp_path / "pub.csv", "winner", [("y", "gpt-4", "0.513699")])
+    a = pipeline.run([f], load_config(preset="mt-bench-pair", overrides=FAST), published=pub)
+    (rec,) = a.doc["published_check"]
+    assert rec["reproduced_by"] == ["harness"]
+    assert rec["rules"]["harness"]["value"] == pytest.approx(75 / 146) and rec["rules"]["harness"]["n"] == 146
+    assert rec["rules"]["harness_rescaled"]["value"] == pytest.approx(7500 / 146)
+    assert rec["valid_mean"] == pytest.approx(15400 / 296)
+    assert rec["harness_figure"] == ("fastchat_pairwise win_rate_adjusted (harness: a fraction, as the harness "
+                                     "prints it; harness_rescaled: as a percent)")
+    assert a.doc["published_summary"] == ("1 of 1 published cell reproduces by the harness's own rule "
+                                          "(fastchat_pairwise win_rate_adjusted, as a fraction)")
+    # the same figure printed in percent
+    pub2 = _published(tmp_path / "pub2.csv", "winner", [("y", "gpt-4", "51.37")])
+    b = pipeline.run([f], load_config(preset="mt-bench-pair", overrides=FAST), published=pub2)
+    (rec2,) = b.doc["published_check"]
+    assert rec2["reproduced_by"] == ["harness_rescaled"]
+    assert "(fastchat_pairwise win_rate_adjusted, as a percent)" in b.doc["published_summary"]
+
+
+def test_published_check_names_the_arena_hard_weighted_score(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = tmp_path / "data" / "arena-hard-v0.1" / "model_judgment" / "j"
+    f = write(d / "m.jsonl", [
+        arena_row("q1", "B>>A", "A>B"),   # model wins both: credit 1 weight 3, 1 weight 1
+        arena_row("q2", "A>B", "B>A"),    # loses both: 0 (1), 0 (1)
+        arena_row("q3", "A=B", "A=B"),    # ties: 0.5 (1), 0.5 (1)
+        arena_row("q4", "A>>B", "B>>A"),  # loses both strongly: 0 (3), 0 (3)
+    ])
+    # show_result.py v0.1: 100 * (4 + 0 + 1 + 0) / (4 + 2 + 2 + 6) = 35.714...; valid mean 37.5
+    pub = _published(tmp_path / "pub.csv", "outcome", [("m", "j", "35.71")])
+    a = pipeline.run([f], load_config(preset="arena-hard", overrides=FAST), published=pub)
+    (rec,) = a.doc["published_check"]
+    assert rec["reproduced_by"] == ["harness"] and rec["valid_mean"] == pytest.approx(37.5)
+    assert rec["rules"]["harness"] == {"value": pytest.approx(500 / 14), "n": 8}
+    assert rec["rules"]["harness_rescaled"]["value"] == pytest.approx(5 / 14)
+    assert a.doc["published_summary"] == ("1 of 1 published cell reproduces by the harness's own rule "
+                                          "(arena_hard score, as a percent)")
+    # as a fraction, from the CLI: the table names the rule and the figure
+    frac = _published(tmp_path / "frac.csv", "outcome", [("m", "j", "0.3571")])
+    code = cli.main(["check", "--preset", "arena-hard", "--published", frac, "--resamples", "200",
+                     "--min-valid-n", "1", "--min-clusters", "1", "--out", str(tmp_path / "o"), f])
+    out = capsys.readouterr().out
+    assert code == 1  # not reproduced by the valid mean: the exit code is unchanged
+    assert "reproduces by the harness's own rule (arena_hard score, as a fraction)" in out
+    assert "harness_rescaled (arena_hard score)" in out
+    # a published figure no rule gives still names the nearest, the harness among the candidates
+    near = _published(tmp_path / "near.csv", "outcome", [("m", "j", "35.80")])
+    c = pipeline.run([f], load_config(preset="arena-hard", overrides=FAST), published=near)
+    (rec3,) = c.doc["published_check"]
+    assert rec3["reproduced_by"] == [] and rec3["nearest_rule"] == "harness"
+    assert rec3["distance"] == pytest.approx(35.80 - 500 / 14)
