@@ -190,7 +190,7 @@ def test_silent_zero_card_reproduces_only_zero_filled(tmp_path: Path) -> None:
     for rec in checks:
         assert set(rec) == {"variant", "judge", "subset", "field", "published", "reproduced_by",
                             "nearest_rule", "nearest_value", "distance", "decimals", "valid_mean",
-                            "rules", "ambiguous", "finding"}
+                            "rules", "ambiguous", "finding", "harness_figure"}
         assert "zero_filled" in rec["reproduced_by"], rec
         assert "valid_mean" not in rec["reproduced_by"], rec
         assert rec["reproduced_by"] == sorted(rec["reproduced_by"])

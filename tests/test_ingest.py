@@ -956,3 +956,66 @@ def test_repeats_across_blocks_whose_text_columns_differ(tmp_path: Path, default
         assert rows.schema == ref.schema
         assert rows.equals(ref), block
         assert rows.n_chunks("all") == [1] * rows.width  # one chunk, as the join used to give
+
+
+# --------------------------------------------------------------------------- issue 25: copies
+
+
+def _mt_file(path: Path, n: int) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [{"question_id": q, "model": "m", "judge": ["gpt-4", "single-v1"], "score": 3 + q % 7, "turn": t}
+            for q in range(81, 81 + n) for t in (1, 2)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    return str(path)
+
+
+def test_copies_of_runs_are_skipped_by_globs_and_refused_by_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from workbench import cli
+    from workbench.files import copy_reason
+
+    monkeypatch.chdir(tmp_path)
+    _mt_file(tmp_path / "gpt-4_single.jsonl", 20)                                  # the run: 40 lines
+    _mt_file(tmp_path / ".ipynb_checkpoints" / "gpt-4_single-checkpoint.jsonl", 5)  # a partial copy
+    _mt_file(tmp_path / "gpt-4_single.jsonl~", 3)
+    _mt_file(tmp_path / "gpt-4_single.bak.jsonl", 3)
+    assert copy_reason(".ipynb_checkpoints/gpt-4_single-checkpoint.jsonl") == (
+        "it is under .ipynb_checkpoints/, a Jupyter checkpoint copy")
+    assert copy_reason("runs/gpt-4_single-checkpoint.jsonl.gz") == (
+        "its name ends in -checkpoint, a Jupyter checkpoint copy")
+    assert copy_reason("a.jsonl.orig") == "its name has .orig, a backup copy"
+    assert copy_reason(".a.jsonl.swp") == "its name has .swp, a backup copy"
+    assert copy_reason("gpt-4_single.jsonl") is None and copy_reason("checkpoints/run.jsonl") is None
+    # a glob: the copies are skipped with a note naming them; the run alone is read
+    code = cli.main(["analyze", "--preset", "auto", "--no-gate", "--resamples", "200", "--out", "o1",
+                     "gpt-4_single*"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert ("workbench: skipped 2 files the input globs match, as copies of a run rather than the run: "
+            "gpt-4_single.bak.jsonl (its name has .bak, a backup copy); gpt-4_single.jsonl~ (its name "
+            "ends in '~', an editor backup); --allow-copies reads them") in err
+    doc = json.loads((tmp_path / "o1" / "results.json").read_text("utf-8"))
+    assert [i["path"] for i in doc["inputs"]] == ["gpt-4_single.jsonl"] and doc["ledger"]["lines"] == 40
+    assert doc["config"]["allow_copies"] is False
+    # the checkpoint named explicitly (what --preset auto took as a complete run): exit 2, saying why
+    ck = ".ipynb_checkpoints/gpt-4_single-checkpoint.jsonl"
+    code = cli.main(["analyze", "--preset", "auto", "--no-gate", "--out", "o2", ck])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert (f"workbench: error: {ck}: looks like a copy of a run, not the run: it is under "
+            ".ipynb_checkpoints/, a Jupyter checkpoint copy;") in err
+    assert "add --allow-copies to read it" in err
+    (tmp_path / "pub.csv").write_text("variant,score\nm,6.50\n", "utf-8")
+    code = cli.main(["check", "--preset", "mt-bench", "--published", "pub.csv", "--out", "o3",
+                     ".ipynb_checkpoints/*.jsonl"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert ("matches only copies of runs (1: .ipynb_checkpoints/gpt-4_single-checkpoint.jsonl: it is under "
+            ".ipynb_checkpoints/, a Jupyter checkpoint copy); add --allow-copies to read them") in err
+    # --allow-copies reads it, and results.json records the choice (config and its source)
+    code = cli.main(["analyze", "--preset", "mt-bench", "--allow-copies", "--no-gate", "--resamples", "200",
+                     "--out", "o4", ck])
+    assert code == 0, capsys.readouterr().err
+    doc = json.loads((tmp_path / "o4" / "results.json").read_text("utf-8"))
+    assert doc["config"]["allow_copies"] is True and "parameters" in doc["config_sources"]
+    assert [i["path"] for i in doc["inputs"]] == [ck] and doc["ledger"]["lines"] == 10

@@ -177,7 +177,8 @@ def test_all_rows_alone_when_reruns_differ(tmp_path: Path) -> None:
     card.write_text("variant,score\nm,6.50\n", "utf-8")
     (rec,) = schemas.records(check.published_check(a.rows, a.config, check.read_published(str(card), a.config)),
                               schemas.PUBLISHED_CHECK)
-    assert rec["reproduced_by"] == ["all_rows"] and rec["ambiguous"] is None
+    # FastChat's own rule (harness: fastchat_single average) is all_rows here: both named, not ambiguous
+    assert rec["reproduced_by"] == ["all_rows", "harness"] and rec["ambiguous"] is None
 
 
 def test_published_cell_without_rows_is_a_finding_not_an_exit_2(tmp_path: Path,
@@ -271,3 +272,147 @@ def test_real_data_tests_skip_outside_ci_and_fail_under_ci(tmp_path: Path, monke
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="CI=true and real judge logs not found"):
         mod.require_real_data(missing)
+
+
+# --------------------------------------------------------------------------- issue 25: plans
+
+
+def _mt_single(q: int, turn: int, model: str, score: float) -> dict[str, Any]:
+    return {"question_id": q, "model": model, "judge": ["gpt-4", "single-v1"], "score": score, "turn": turn}
+
+
+def _mt_questions(path: Path, qids: list[int], turns: int | None = 2) -> str:
+    return write(path, [{"question_id": q, "category": "writing",
+                         **({} if turns is None else {"turns": [f"q{q} t{t}" for t in range(1, turns + 1)]})}
+                        for q in qids])
+
+
+def test_mt_bench_question_file_plans_each_turn(tmp_path: Path) -> None:
+    # model a is complete (3 questions x 2 turns); model b lacks q83 turn 2
+    rows = [_mt_single(q, t, m, 7) for m in ("a", "b") for q in (81, 82, 83) for t in (1, 2)
+            if (m, q, t) != ("b", 83, 2)]
+    f = write(tmp_path / "data" / "mt_bench" / "model_judgment" / "gpt-4_single.jsonl", rows)
+    qs = _mt_questions(tmp_path / "data" / "mt_bench" / "question.jsonl", [81, 82, 83])
+    a = pipeline.run([f], load_config(preset="mt-bench", overrides=FAST), plan=qs)
+    assert a.doc["plan"]["planned"] == 12 and a.doc["plan"]["unplanned"] == 0
+    assert a.doc["ledger"]["missing_planned"] == 1
+    absent = a.rows.filter(a.rows["bucket"] == "missing_planned")
+    assert absent.select("scenario", "variant").rows() == [("83:2", "b")]
+    by = {c["variant"]: c for c in a.doc["scorecard"] if c["judge"] is None and c["subset"] is None}
+    assert (by["a"]["rows"], by["a"]["absent"]) == (6, 0)  # complete: nothing missing
+    assert (by["b"]["rows"], by["b"]["absent"]) == (6, 1)
+
+
+def test_mt_bench_pairwise_question_file_plans_each_turn_and_pair(tmp_path: Path) -> None:
+    def pair(q: int, t: int) -> dict[str, Any]:
+        return {"question_id": q, "turn": t, "model_1": "x", "model_2": "y", "g1_winner": "model_2",
+                "g2_winner": "tie", "judge": ["gpt-4", "pair-v2"]}
+
+    rows = [pair(q, t) for q in (81, 82) for t in (1, 2) if (q, t) != (82, 2)]
+    f = write(tmp_path / "data" / "mt_bench" / "model_judgment" / "gpt-4_pair.jsonl", rows)
+    qs = _mt_questions(tmp_path / "data" / "mt_bench" / "question.jsonl", [81, 82])
+    a = pipeline.run([f], load_config(preset="mt-bench-pair", overrides=FAST), plan=qs)
+    # 2 questions x 2 turns x 1 pair x 2 positions
+    assert a.doc["plan"]["planned"] == 8 and a.doc["plan"]["unplanned"] == 0
+    absent = a.rows.filter(a.rows["bucket"] == "missing_planned").sort("trial")
+    assert absent.select("scenario", "variant", "trial").rows() == [("82:2", "y", "1"), ("82:2", "y", "2")]
+    (p,) = a.doc["harness"]["position_swap"]
+    assert (p["absent_items"], p["planned_items"]) == (1, 4)
+
+
+def test_plan_in_another_key_structure_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from workbench.errors import InputError
+
+    rows = [_mt_single(q, t, "a", 7) for q in (81, 82, 83, 84) for t in (1, 2)]
+    f = write(tmp_path / "gpt-4_single.jsonl", rows)
+    qs = _mt_questions(tmp_path / "question.jsonl", [81, 82, 83, 84], turns=None)  # no turns listed
+    with pytest.raises(InputError) as exc:
+        pipeline.run([f], load_config(preset="mt-bench", overrides=FAST), plan=qs)
+    msg = str(exc.value)
+    assert "plan keys do not match the rows' keys: no planned scenario is in the rows" in msg
+    assert "plan scenario: '81', '82', '83', ... (4 distinct)" in msg
+    assert "rows scenario: '81:1', '81:2', '82:1', ... (8 distinct)" in msg
+    assert "the rows' scenario is composite [question_id, turn]" in msg
+    assert "the task list gives no 'turn' (no 'turn' field, no 'turns' list)" in msg
+    assert "refused rather than counted as 4 missing judgments" in msg
+    # a CSV plan keyed by question alone: the same refusal, exit 2 from the CLI
+    csv = tmp_path / "plan.csv"
+    csv.write_text("scenario,variant,trial,judge\n81,a,1,gpt-4\n82,a,1,gpt-4\n", "utf-8")
+    code = cli.main(["analyze", "--preset", "mt-bench", "--plan", str(csv), "--out", str(tmp_path / "o"), f])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "plan.csv: plan keys do not match the rows' keys" in err
+    assert "plan scenario: '81', '82'; rows scenario: '81:1', '81:2', '82:1', ... (8 distinct)" in err
+
+
+# --------------------------------------------------------------------------- issue 25: check
+
+
+def _published(path: Path, field: str, cells: list[tuple[str, str, str]]) -> str:
+    path.write_text(f"variant,judge,{field}\n" + "".join(f"{v},{j},{x}\n" for v, j, x in cells), "utf-8")
+    return str(path)
+
+
+def test_published_check_names_the_fastchat_pairwise_rule_in_either_unit(tmp_path: Path) -> None:
+    def pair(q: int, t: int, g1: str, g2: str) -> dict[str, Any]:
+        return {"question_id": q, "turn": t, "model_1": "x", "model_2": "y", "g1_winner": g1,
+                "g2_winner": g2, "judge": ["gpt-4", "pair-v2"]}
+
+    games = ([("model_2", "model_2")] * 40 + [("model_1", "model_1")] * 36 + [("tie", "tie")] * 30
+             + [("model_2", "model_1")] * 40 + [("model_2", "error")] * 4)
+    keys = [(q, t) for q in range(1, 76) for t in (1, 2)]
+    f = write(tmp_path / "gpt-4_pair.jsonl", [pair(q, t, *g) for (q, t), g in zip(keys, games, strict=False)])
+    # FastChat: the 4 rows with an error game dropped; y: 40 wins, 36 losses, 70 ties of 146 rows,
+    # win_rate_adjusted = (40 + 35) / 146 = 0.5136986...; the workbench's per-game valid mean keeps
+    # the other game of those rows: (40*200 + 30*100 + 40*100 + 4*100) / 296 = 52.027 percent
+    pub = _published(tmp_path / "pub.csv", "winner", [("y", "gpt-4", "0.513699")])
+    a = pipeline.run([f], load_config(preset="mt-bench-pair", overrides=FAST), published=pub)
+    (rec,) = a.doc["published_check"]
+    assert rec["reproduced_by"] == ["harness"]
+    assert rec["rules"]["harness"]["value"] == pytest.approx(75 / 146) and rec["rules"]["harness"]["n"] == 146
+    assert rec["rules"]["harness_rescaled"]["value"] == pytest.approx(7500 / 146)
+    assert rec["valid_mean"] == pytest.approx(15400 / 296)
+    assert rec["harness_figure"] == ("fastchat_pairwise win_rate_adjusted (harness: a fraction, as the harness "
+                                     "prints it; harness_rescaled: as a percent)")
+    assert a.doc["published_summary"] == ("1 of 1 published cell reproduces by the harness's own rule "
+                                          "(fastchat_pairwise win_rate_adjusted, as a fraction)")
+    # the same figure printed in percent
+    pub2 = _published(tmp_path / "pub2.csv", "winner", [("y", "gpt-4", "51.37")])
+    b = pipeline.run([f], load_config(preset="mt-bench-pair", overrides=FAST), published=pub2)
+    (rec2,) = b.doc["published_check"]
+    assert rec2["reproduced_by"] == ["harness_rescaled"]
+    assert "(fastchat_pairwise win_rate_adjusted, as a percent)" in b.doc["published_summary"]
+
+
+def test_published_check_names_the_arena_hard_weighted_score(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = tmp_path / "data" / "arena-hard-v0.1" / "model_judgment" / "j"
+    f = write(d / "m.jsonl", [
+        arena_row("q1", "B>>A", "A>B"),   # model wins both: credit 1 weight 3, 1 weight 1
+        arena_row("q2", "A>B", "B>A"),    # loses both: 0 (1), 0 (1)
+        arena_row("q3", "A=B", "A=B"),    # ties: 0.5 (1), 0.5 (1)
+        arena_row("q4", "A>>B", "B>>A"),  # loses both strongly: 0 (3), 0 (3)
+    ])
+    # show_result.py v0.1: 100 * (4 + 0 + 1 + 0) / (4 + 2 + 2 + 6) = 35.714...; valid mean 37.5
+    pub = _published(tmp_path / "pub.csv", "outcome", [("m", "j", "35.71")])
+    a = pipeline.run([f], load_config(preset="arena-hard", overrides=FAST), published=pub)
+    (rec,) = a.doc["published_check"]
+    assert rec["reproduced_by"] == ["harness"] and rec["valid_mean"] == pytest.approx(37.5)
+    assert rec["rules"]["harness"] == {"value": pytest.approx(500 / 14), "n": 8}
+    assert rec["rules"]["harness_rescaled"]["value"] == pytest.approx(5 / 14)
+    assert a.doc["published_summary"] == ("1 of 1 published cell reproduces by the harness's own rule "
+                                          "(arena_hard score, as a percent)")
+    # as a fraction, from the CLI: the table names the rule and the figure
+    frac = _published(tmp_path / "frac.csv", "outcome", [("m", "j", "0.3571")])
+    code = cli.main(["check", "--preset", "arena-hard", "--published", frac, "--resamples", "200",
+                     "--min-valid-n", "1", "--min-clusters", "1", "--out", str(tmp_path / "o"), f])
+    out = capsys.readouterr().out
+    assert code == 1  # not reproduced by the valid mean: the exit code is unchanged
+    assert "reproduces by the harness's own rule (arena_hard score, as a fraction)" in out
+    assert "harness_rescaled (arena_hard score)" in out
+    # a published figure no rule gives still names the nearest, the harness among the candidates
+    near = _published(tmp_path / "near.csv", "outcome", [("m", "j", "35.80")])
+    c = pipeline.run([f], load_config(preset="arena-hard", overrides=FAST), published=near)
+    (rec3,) = c.doc["published_check"]
+    assert rec3["reproduced_by"] == [] and rec3["nearest_rule"] == "harness"
+    assert rec3["distance"] == pytest.approx(35.80 - 500 / 14)

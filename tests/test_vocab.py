@@ -21,7 +21,8 @@ def test_exported_tuples_are_the_documented_names_in_order():
                                      "invalid_number")
     assert check.VERDICTS == ("holds", "shrinks", "reverses", "refuted", "inconclusive", "equivalent",
                               "insufficient")
-    assert check.RULES[:2] == ("valid_mean", "zero_filled") and len(check.RULES) == 8
+    assert check.RULES[:2] == ("valid_mean", "zero_filled") and len(check.RULES) == 10
+    assert check.RULES[-2:] == ("harness", "harness_rescaled")
     assert (scorecard.STATUS_MEASURED, scorecard.STATUS_INSUFFICIENT, scorecard.STATUS_NOT_MEASURED) == (
         "measured", "insufficient", "not_measured")
     # plain strings, not members: what polars columns and messages receive is unchanged

@@ -60,12 +60,25 @@ everything else, a parsed 0 or 100 included);
 ``raw_numeric_mean``: mean of every finite number read, sentinels included (a ``-1``
 averaged in as a score: what a reducer that never heard of the sentinel prints).
 The two harness rules are undefined (None) for a pairwise-preference headline, whose raw
-numbers are preference codes, not win credit.
+numbers are preference codes, not win credit;
+``harness``: the preset's own harness figure for the cell (:mod:`workbench.harness`, the
+figure :data:`workbench.board.HARNESS_FIGURE` names: FastChat's ``win_rate_adjusted``,
+Arena-Hard's weighted ``score``...) in the unit the harness prints it;
+``harness_rescaled``: the same figure in the other unit (a fraction as a percent, a percent
+as a fraction), for harnesses whose figure is a rate. Both exist only for presets with a
+harness rule, for the headline field, all scenarios, and one judge (a harness prints per judge).
 """
 
 ZERO_RULES = ("zero_filled", "zero_filled_planned")
 VALID_RULES = ("valid_mean", "item_mean")
 HARNESS_RULES = ("drop_sentinels_only", "raw_numeric_mean")
+OWN_HARNESS_RULES = ("harness", "harness_rescaled")
+HARNESS_UNITS: dict[str, str | None] = {
+    "fastchat_single": None, "wildbench": None,  # rubric points: no other unit
+    "fastchat_pairwise": "fraction", "inspect": "fraction",
+    "alpaca_eval": "percent", "arena_hard": "percent",
+}
+"""The unit each harness prints its lead figure in (None: the rubric's points)."""
 
 VERDICTS: tuple[str, ...] = vocab.names(Verdict)
 
@@ -343,6 +356,51 @@ def _rule_table(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None
     return out, ns
 
 
+def _harness_records(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
+    if cfg.harness is None:
+        return []
+    from .harness import harness_figures
+
+    return harness_figures(rows, cfg)
+
+
+def _harness_candidates(cfg: Config, figures: list[dict[str, Any]], variant: str, judge: str | None,
+                        subset: str | None, field: str,
+                        judges: set[str]) -> tuple[dict[str, Fraction | None], dict[str, int | None], str | None]:
+    """The harness's own figure for one published cell as the ``harness`` and
+    ``harness_rescaled`` candidates (see :data:`RULES`), their n, and a description of the
+    figure (null when the cell has none: another field, a subset, judges pooled over several)."""
+    if cfg.harness is None:
+        return {}, {}, None
+    from .board import HARNESS_FIGURE
+
+    rule = str(cfg.harness["rule"])
+    figure = HARNESS_FIGURE.get(rule)
+    unit = HARNESS_UNITS.get(rule)
+    values: dict[str, Fraction | None] = {"harness": None}
+    if unit is not None:
+        values["harness_rescaled"] = None
+    ns: dict[str, int | None] = dict.fromkeys(values)
+    if field != cfg.headline or subset is not None or figure is None:
+        return values, ns, None
+    if judge is None and len(judges) != 1:
+        return values, ns, None
+    recs = [r for r in figures if r.get("variant") == variant and r.get("figure") == figure
+            and (judge is None or r.get("judge") == judge)]
+    if len(recs) != 1 or not isinstance(recs[0].get("value"), int | float):
+        return values, ns, None
+    v = Fraction(repr(float(recs[0]["value"])))
+    values["harness"] = v
+    ns["harness"] = recs[0].get("n")
+    what = f"{rule} {figure}"
+    if unit is None:
+        return values, ns, f"{what} (rubric points, as the harness prints it)"
+    other = "percent" if unit == "fraction" else "fraction"
+    values["harness_rescaled"] = v * 100 if unit == "fraction" else v / 100
+    ns["harness_rescaled"] = recs[0].get("n")
+    return values, ns, f"{what} (harness: a {unit}, as the harness prints it; harness_rescaled: as a {other})"
+
+
 def aggregation_rules(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
                       subset: str | None, field: str) -> dict[str, float | None]:
     """Every candidate rule's value for one cell (see :data:`RULES`); None when undefined.
@@ -432,6 +490,7 @@ def published_check(rows: pl.DataFrame, cfg: Config, published_df: pl.DataFrame,
         if f not in cfg.score_names:
             raise InputError(source, f"column '{f}' is not a rubric field; the config's fields are "
                              f"{', '.join(cfg.score_names)}")
+    figures = _harness_records(rows, cfg)
     out: list[dict[str, Any]] = []
     for rec in published_df.iter_rows(named=True):
         line = rec.get("line")
@@ -460,9 +519,12 @@ def published_check(rows: pl.DataFrame, cfg: Config, published_df: pl.DataFrame,
                     "published": float(Fraction(Decimal(printed))), "decimals": _decimals(printed),
                     "reproduced_by": [], "nearest_rule": None, "nearest_value": None,
                     "distance": None, "valid_mean": None, "rules": {}, "ambiguous": None,
-                    "finding": finding})
+                    "finding": finding, "harness_figure": None})
                 continue
             values, counts = _rule_table(rows, cfg, variant, judge, subset, f)
+            own, own_n, own_what = _harness_candidates(cfg, figures, variant, judge, subset, f, judges)
+            values = {**values, **own}
+            counts = {**counts, **{k: n for k, n in own_n.items() if n is not None}}
             target = Fraction(Decimal(printed))
             reproduced = sorted(r for r, v in values.items() if printed_matches(v, printed))
             dist = {r: abs(float(v - target)) for r, v in values.items() if v is not None}
@@ -480,10 +542,12 @@ def published_check(rows: pl.DataFrame, cfg: Config, published_df: pl.DataFrame,
                 "valid_mean": float(vm.mean()) if vm.len() else None,  # type: ignore[arg-type]
                 "rules": {r: {"value": None if v is None else float(v), "n": counts.get(r)}
                           for r, v in values.items()},
-                "ambiguous": (None if len(reproduced) < 2 else
+                # the harness's own rule beside the one rule it is on these rows (FastChat's
+                # all_rows) names the same computation twice: no ambiguity
+                "ambiguous": (None if len(set(reproduced) - set(OWN_HARNESS_RULES)) < 2 else
                               {"rules": reproduced,
                                "why": _ambiguity(rows, cfg, variant, judge, subset, f, reproduced)}),
-                "finding": None,
+                "finding": None, "harness_figure": own_what,
             })
     return schemas.frame(out, schemas.PUBLISHED_CHECK)
 
@@ -534,6 +598,9 @@ def _ambiguity(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
                    else f"the {oor} out-of-range score(s) do not move the mean at this precision")
     if "raw_numeric_mean" in r and "drop_sentinels_only" in r and not sentinels:
         why.append("no sentinel in the cell, so keeping or dropping sentinels gives the same mean")
+    if r & set(OWN_HARNESS_RULES) and r - set(OWN_HARNESS_RULES):
+        why.append("the harness's own figure equals " + ", ".join(sorted(r - set(OWN_HARNESS_RULES)))
+                   + " on these rows")
     if not why:
         why.append("these rules give the same value on these rows")
     return f"ambiguous between {', '.join(rules)}: " + "; ".join(why)
@@ -545,6 +612,9 @@ def _category(rec: dict[str, Any]) -> str:
     by = set(rec["reproduced_by"])
     if not by:
         return "none"
+    if by <= set(OWN_HARNESS_RULES):
+        return "harness"
+    by -= set(OWN_HARNESS_RULES)
     zero, valid = bool(by & set(ZERO_RULES)), bool(by & set(VALID_RULES))
     if zero and valid:
         return "all"
@@ -571,6 +641,7 @@ _PHRASES = {
     "sentinel_dropped": ("only when every number read is averaged except the sentinels "
                          "(out-of-range scores kept: a harness rule such as FastChat's)"),
     "sentinel_kept": "only when every number read is averaged, sentinels such as -1 included",
+    "harness": "by the harness's own rule (its printed figure)",
     "all": "under valid_mean and zero_filled alike (no missing scores to tell them apart)",
     "none": "under no rule",
     "finding": "",
@@ -592,7 +663,7 @@ def published_summary(checks: list[dict[str, Any]]) -> str:
         groups.setdefault(_category(rec), []).append(rec)
     parts: list[str] = []
     for cat in ("zero", "valid", "item", "all_rows", "min", "sentinel_dropped", "sentinel_kept",
-                "all", "none", "finding"):
+                "harness", "all", "none", "finding"):
         recs = groups.get(cat)
         if not recs:
             continue
@@ -612,6 +683,9 @@ def published_summary(checks: list[dict[str, Any]]) -> str:
             phrase = ("under valid_mean and zero_filled alike (every row present has a score; the "
                       "planned-but-absent judgments are counted only by zero_filled_planned, which "
                       "does not reproduce them)")
+        if cat == "harness":
+            whats = list(dict.fromkeys(_harness_what(r) for r in recs))
+            phrase = f"by the harness's own rule ({'; '.join(whats)})"
         text = f"{subject} {'reproduces' if n == 1 else 'reproduce'} {phrase}"
         if cat == "none":
             near = []
@@ -636,6 +710,19 @@ def published_summary(checks: list[dict[str, Any]]) -> str:
 
 
 # --------------------------------------------------------------------------- claims
+
+
+def _harness_what(rec: dict[str, Any]) -> str:
+    """Which harness figure reproduces a cell, in which unit (from ``harness_figure``)."""
+    desc = rec.get("harness_figure") or "the harness figure"
+    name = desc.split(" (")[0]
+    m = re.search(r"harness: an? (\w+)", desc)
+    unit = m.group(1) if m else None
+    other = {"fraction": "percent", "percent": "fraction"}.get(unit or "")
+    by = set(rec.get("reproduced_by") or [])
+    if "harness_rescaled" in by and "harness" not in by and other:
+        return f"{name}, as a {other}"
+    return f"{name}, as a {unit}" if unit else f"{name}, as printed"
 
 
 def _num(x: float | None, nd: int = 2) -> str:

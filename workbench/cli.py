@@ -165,6 +165,10 @@ def _add_inputs(p: argparse.ArgumentParser, out_required: bool = True) -> None:
     p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                    help="set a config key (YAML value), e.g. -p confidence 0.9")
     p.add_argument("--no-gate", action="store_true", help="report non-measured cells without failing")
+    p.add_argument("--allow-copies", action="store_true",
+                   help="read notebook checkpoints (.ipynb_checkpoints/, *-checkpoint.*) and editor "
+                   "backups (*~, *.bak, *.orig, *.swp) as inputs; without it globs skip them (with a note) "
+                   "and a copy named explicitly is refused")
     p.add_argument("--quiet", "-q", action="store_true", help="print only where the output went")
     p.add_argument("--overwrite", action="store_true",
                    help="write into an --out directory that holds files the workbench did not write")

@@ -60,6 +60,8 @@ def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
         put(["bootstrap", "resamples"], args.resamples, "--resamples")
     if getattr(args, "lc_difficulty", None) is not None:
         put(["length", "difficulty"], args.lc_difficulty, "--lc-difficulty")
+    if getattr(args, "allow_copies", False):
+        put(["allow_copies"], True, "--allow-copies")
     return over
 
 
@@ -78,7 +80,7 @@ def resolve_preset(args: argparse.Namespace) -> None:
             raise WorkbenchError("--preset auto looks at local files; with fsspec URL inputs name the "
                                  "format with --preset NAME or --config FILE")
         return  # URLs: the default format unless --preset/--config says otherwise
-    files = expand_inputs(list(args.inputs))
+    files = expand_inputs(list(args.inputs), allow_copies=_allow_copies(args))
     if not explicit and (detect.default_fits(files)
                          or all(detect.classify(f)[0] in (None, "?") for f in files)):
         return  # default rows, or nothing recognisable: ingest says precisely what is wrong
@@ -88,10 +90,44 @@ def resolve_preset(args: argparse.Namespace) -> None:
     print(f"workbench: preset auto -> {preset or 'default format'} ({why})", file=sys.stderr)
 
 
+def _allow_copies(args: argparse.Namespace) -> bool:
+    """``--allow-copies`` or ``-p allow_copies true`` (before the Config exists)."""
+    return bool(getattr(args, "allow_copies", False)
+                or any(name == "allow_copies" and value.strip().lower() in ("true", "yes", "on")
+                       for name, value in getattr(args, "param", None) or []))
+
+
+def note_skipped_copies(args: argparse.Namespace, cfg: config_mod.Config) -> list[tuple[str, str]]:
+    """Say on stderr (``--quiet`` or not: a file left out must never go unnoticed) which files
+    the input globs matched but skipped as copies of runs (:func:`workbench.files.copy_reason`),
+    and return them. Bad patterns are left to ingest, which names them."""
+    from .execute import is_url
+    from .ingest import expand_inputs
+
+    skipped: list[tuple[str, str]] = []
+    if cfg.allow_copies:
+        return skipped
+    local = [str(p) for p in getattr(args, "inputs", None) or [] if not is_url(str(p))]
+    try:
+        expand_inputs(local, skipped=skipped)
+    except WorkbenchError:
+        return skipped
+    if skipped:
+        shown = "; ".join(f"{p} ({why})" for p, why in skipped[:5])
+        more = f"; and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+        n = len(skipped)
+        print(f"workbench: skipped {n} file{'s' if n != 1 else ''} the input globs match, as "
+              f"{'copies' if n != 1 else 'a copy'} of a run rather than the run: {shown}{more}; "
+              f"--allow-copies reads {'them' if n != 1 else 'it'}", file=sys.stderr)
+    return skipped
+
+
 def config_from_args(args: argparse.Namespace) -> config_mod.Config:
     """The Config for parsed CLI arguments: defaults, preset, --config file, flags and -p."""
     resolve_preset(args)
-    return config_mod.load_config(args.config, args.preset, overrides_from_args(args) or None)
+    cfg = config_mod.load_config(args.config, args.preset, overrides_from_args(args) or None)
+    note_skipped_copies(args, cfg)
+    return cfg
 
 
 def check_input_files(args: argparse.Namespace) -> None:
@@ -136,7 +172,8 @@ def count_inputs(args: argparse.Namespace) -> int:
     patterns = [str(p) for p in getattr(args, "inputs", None) or []]
     local = [p for p in patterns if not is_url(p)]
     try:
-        return len(patterns) - len(local) + (len(expand_inputs(local)) if local else 0)
+        n_local = len(expand_inputs(local, allow_copies=_allow_copies(args))) if local else 0
+        return len(patterns) - len(local) + n_local
     except WorkbenchError:
         return len(patterns)
 

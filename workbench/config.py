@@ -75,6 +75,7 @@ DEFAULTS: dict[str, Any] = {
     "pass": {"field": None, "threshold": None, "gate": None, "k": None},
     "equivalence_margin": None,
     "trials_matched": False,
+    "allow_copies": False,
     "consistency": {"overall_vs_subscores": 3.0, "honesty_high": 8},
     "missingness": {"unit": "block"},
     "length": {"difficulty": None},
@@ -203,6 +204,7 @@ class Config:
     bootstrap_min_resamples: int = 1000
     equivalence_margin: float | None = None
     trials_matched: bool = False
+    allow_copies: bool = False
     cluster: tuple[FieldPath, ...] | None = None
     cluster_text: Any = None
     preference_scale: tuple[float, float] | None = None
@@ -1030,6 +1032,7 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
         equivalence_margin=(None if m.get("equivalence_margin") is None
                             else _num(m["equivalence_margin"], "equivalence_margin", 0)),
         trials_matched=_bool(m.get("trials_matched", False), "trials_matched"),
+        allow_copies=_bool(m.get("allow_copies", False), "allow_copies"),
         missingness_unit=str(miss_unit),
         writer_field=writer_field,
         writer_map=writer_map,

@@ -106,7 +106,7 @@ def read_rows(inputs: Sequence[str], cfg: Config, execution: Execution | None = 
     if urls:
         raise InputError(urls[0], "an fsspec URL is read by the Dask engine only: add --engine dask "
                                   "(or copy the file to a local path)")
-    files = ingest.expand_inputs(list(inputs))
+    files = ingest.expand_inputs(list(inputs), allow_copies=cfg.allow_copies)
     jobs = min(ex.jobs or DEFAULT_JOBS, len(files))
     if jobs <= 1:
         return ingest.read_rows(files, cfg, progress=progress, notes=notes)
@@ -257,13 +257,13 @@ class _Cluster:
                     pass
 
 
-def expand_urls(inputs: Sequence[str]) -> list[str]:
+def expand_urls(inputs: Sequence[str], allow_copies: bool = False) -> list[str]:
     """Local paths as :func:`workbench.ingest.expand_inputs` expands them; fsspec URLs (and
     their globs) through fsspec, so a missing object is the same one-line error."""
     out: list[str] = []
     for pat in inputs:
         if not is_url(pat):
-            out.extend(ingest.expand_inputs([pat]))
+            out.extend(ingest.expand_inputs([pat], allow_copies=allow_copies))
             continue
         import fsspec
 
@@ -431,7 +431,7 @@ def _dask_run(inputs: list[str], cfg: Config, ex: Execution,
               progress: Callable[[int], None] | None,
               notes: dict[str, Any] | None) -> tuple[pl.DataFrame, list[ingest.SourceFile]]:
     dd, distributed = _dask_modules()
-    files = expand_urls(inputs)
+    files = expand_urls(inputs, allow_copies=cfg.allow_copies)
     cluster = _Cluster(ex)
     client = cluster.client
     try:

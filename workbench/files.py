@@ -34,6 +34,30 @@ def name_problem(path: str) -> str | None:
     return None
 
 
+COPY_SUFFIXES = ("bak", "orig", "swp")
+"""Name parts of editor and merge backups (``x.jsonl.bak``, ``x.orig.jsonl``, ``.x.jsonl.swp``)."""
+
+
+def copy_reason(path: str) -> str | None:
+    """Why ``path`` looks like a copy of a run rather than the run (None when it does not):
+    a file under ``.ipynb_checkpoints/``, a Jupyter ``-checkpoint`` copy, an editor backup
+    (``~`` suffix, ``.bak``, ``.orig``, ``.swp``). Globs skip such files and an explicit one is
+    refused unless ``--allow-copies`` (config ``allow_copies: true``)."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    if ".ipynb_checkpoints" in parts[:-1]:
+        return "it is under .ipynb_checkpoints/, a Jupyter checkpoint copy"
+    if name.endswith("~"):
+        return "its name ends in '~', an editor backup"
+    pieces = name.lstrip(".").split(".")
+    backup = [x for x in pieces[1:] if x.lower() in COPY_SUFFIXES]
+    if backup:
+        return f"its name has .{backup[-1]}, a backup copy"
+    if pieces[0].endswith("-checkpoint"):
+        return "its name ends in -checkpoint, a Jupyter checkpoint copy"
+    return None
+
+
 def check_regular_file(path: str, what: str = "input") -> None:
     """Raise :class:`InputError` unless ``path`` is a readable regular file (symlinks followed)."""
     if path == STDIN_NAME:

@@ -456,9 +456,8 @@ def inspect_header(path: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- task lists
 
 
-def read_task_ids(path: str, keys: list[str] | tuple[str, ...]) -> list[str]:
-    """Task ids of a harness's question file (JSON lines or a JSON array), the first of ``keys``
-    each row has (``question_id``, else ``uid``). Raises :class:`InputError` naming the line."""
+def _task_objects(path: str) -> list[tuple[int, Any]]:
+    """The rows of a harness's question file (JSON lines or a JSON array) with their line numbers."""
     try:
         data = Path(path).read_bytes().decode("utf-8-sig")
     except OSError as exc:
@@ -480,20 +479,94 @@ def read_task_ids(path: str, keys: list[str] | tuple[str, ...]) -> list[str]:
                 objs.append((i, json.loads(line)))
             except json.JSONDecodeError as exc:
                 raise InputError(path, f"task list line is not JSON: {exc.msg}", line=i) from exc
+    return objs
+
+
+def _task_id(path: str, obj: Any, keys: list[str] | tuple[str, ...], line: int) -> str:
+    tid = None
+    if isinstance(obj, dict):
+        tid = next((obj[k] for k in keys if isinstance(obj.get(k), str | int) and str(obj[k]).strip()), None)
+    if tid is None:
+        raise InputError(path, f"task has none of the id fields {', '.join(keys)}", line=line)
+    return str(tid)
+
+
+def read_task_ids(path: str, keys: list[str] | tuple[str, ...]) -> list[str]:
+    """Task ids of a harness's question file (JSON lines or a JSON array), the first of ``keys``
+    each row has (``question_id``, else ``uid``). Raises :class:`InputError` naming the line."""
     out: list[str] = []
     seen: set[str] = set()
-    for i, obj in objs:
-        tid = None
-        if isinstance(obj, dict):
-            tid = next((obj[k] for k in keys if isinstance(obj.get(k), str | int) and str(obj[k]).strip()), None)
-        if tid is None:
-            raise InputError(path, f"task has none of the id fields {', '.join(keys)}", line=i)
-        if str(tid) not in seen:
-            seen.add(str(tid))
-            out.append(str(tid))
+    for i, obj in _task_objects(path):
+        tid = _task_id(path, obj, keys, i)
+        if tid not in seen:
+            seen.add(tid)
+            out.append(tid)
     if not out:
         raise InputError(path, "task list is empty")
     return out
+
+
+def _part_values(obj: dict[str, Any], name: str, tid: str, id_fields: set[str]) -> list[str] | None:
+    """One part of a composite scenario key from a task row: the task id for an id field, the
+    row's own scalar value, one value per element of its plural list (``turn`` from
+    ``turns``: 1..len), or None when the row does not say."""
+    if name in id_fields:
+        return [tid]
+    v = obj.get(name)
+    if isinstance(v, str | int) and not isinstance(v, bool) and str(v).strip():
+        return [str(v)]
+    many = obj.get(name + "s")
+    if isinstance(many, list) and many:
+        return [str(i) for i in range(1, len(many) + 1)]
+    return None
+
+
+def read_task_keys(path: str, keys: list[str] | tuple[str, ...], cfg: Config) -> tuple[list[str], str | None]:
+    """Scenario keys a question file plans, in the rows' key structure: ``(keys, note)``.
+
+    A single-field scenario is the task id (:func:`read_task_ids`). A composite scenario
+    (MT-Bench's ``[question_id, turn]``) is built part by part from each task row (see
+    :func:`_part_values`): a question with two ``turns`` plans ``81:1`` and ``81:2``, the
+    rows' own spelling (:func:`workbench.engine.composite_key`). When a part cannot be read
+    from the task rows the ids alone are returned with a note saying which part is missing
+    (the caller's key check then refuses the plan, showing both key sets).
+    """
+    from itertools import product
+
+    from .engine import composite_key
+
+    parts = (cfg.keys or {}).get("scenario")
+    if not parts or len(parts) < 2:
+        return read_task_ids(path, keys), None
+    id_fields = set(keys)
+    for name, alts in (cfg.aliases or {}).items():
+        if name in id_fields or id_fields.intersection(alts):
+            id_fields.add(name)
+            id_fields.update(alts)
+    names = [".".join(map(str, p)) for p in parts]
+    out: list[str] = []
+    seen: set[str] = set()
+    lacking: list[str] = []
+    for i, obj in _task_objects(path):
+        tid = _task_id(path, obj, keys, i)
+        vals = [_part_values(obj, n, tid, id_fields) for n in names]
+        if any(v is None for v in vals):
+            lacking.extend(n for n, v in zip(names, vals, strict=True) if v is None and n not in lacking)
+            combos = [tid]
+        else:
+            combos = [composite_key(list(c)) for c in product(*vals)]  # type: ignore[arg-type]
+        for k in combos:
+            if k not in seen:
+                seen.add(k)
+                out.append(k)
+    if not out:
+        raise InputError(path, "task list is empty")
+    note = None
+    if lacking:
+        note = ("the task list gives no "
+                + " or ".join(f"{n!r} (no {n!r} field, no {n + 's'!r} list)" for n in lacking)
+                + ", so it plans task ids only")
+    return out, note
 
 
 def task_file_for(input_path: str, cfg: Config) -> str | None:

@@ -42,7 +42,7 @@ from . import ingest_spill, vocab
 from .config import KEY_FIELDS, Config, FieldPath
 from .engine import composite_key  # noqa: F401  (re-exported: ingest.composite_key as before)
 from .errors import ConfigError, InputError
-from .files import check_regular_file, name_problem, path_match, path_regex_groups
+from .files import check_regular_file, copy_reason, name_problem, path_match, path_regex_groups
 
 BUCKETS: tuple[str, ...] = vocab.names(vocab.Bucket)
 """Ledger buckets; every physical line lands in exactly one (:class:`workbench.vocab.Bucket`)."""
@@ -70,9 +70,13 @@ class SourceFile:
 # --------------------------------------------------------------------------- files
 
 
-def expand_inputs(patterns: Sequence[str]) -> list[str]:
+def expand_inputs(patterns: Sequence[str], allow_copies: bool = False,
+                  skipped: list[tuple[str, str]] | None = None) -> list[str]:
     """Return the files named by paths or globs, in the order given (globs sorted).
 
+    A glob skips copies of runs (:func:`workbench.files.copy_reason`: notebook checkpoints,
+    editor backups), appending ``(path, why)`` to ``skipped``; a copy named explicitly is an
+    :class:`InputError` saying why. ``allow_copies`` (``--allow-copies``) reads them as inputs.
     Raises :class:`InputError` for a path that does not exist or a glob that matches nothing.
     """
     out: list[str] = []
@@ -84,11 +88,24 @@ def expand_inputs(patterns: Sequence[str]) -> list[str]:
             hits = sorted(p for p in glob.glob(pat, recursive=True) if os.path.isfile(p))
             if not hits:
                 raise InputError(pat, "no file matches this pattern")
+            if not allow_copies:
+                copies = [(h, why) for h in hits if (why := copy_reason(h)) is not None]
+                if skipped is not None:
+                    skipped.extend(copies)
+                hits = [h for h in hits if copy_reason(h) is None]
+                if not hits:
+                    raise InputError(pat, f"matches only copies of runs ({len(copies)}: "
+                                     f"{copies[0][0]}: {copies[0][1]}); add --allow-copies to read them")
             for hit in hits:
                 check_regular_file(hit)
             out.extend(hits)
         else:
             check_regular_file(pat)
+            why = None if allow_copies else copy_reason(pat)
+            if why is not None:
+                raise InputError(pat, f"looks like a copy of a run, not the run: {why}; it is not "
+                                 "read as an input (a partial checkpoint would pass for the run): "
+                                 "give the original file, or add --allow-copies to read it")
             out.append(pat)
     seen: set[str] = set()
     unique = []
@@ -1049,7 +1066,7 @@ def read_rows(paths: Iterable[str], cfg: Config,
     elements; exploding presets: judgments), per block of a JSONL file and per file for arrays
     and native formats: the sum is the ledger's ``lines``.
     """
-    files = expand_inputs(list(paths))
+    files = expand_inputs(list(paths), allow_copies=cfg.allow_copies)
     parts: list[tuple[pl.DataFrame, SourceFile] | InputError] = []
     # a large input's classified blocks go to disk as they are read (workbench.ingest_spill)
     spilled = ingest_spill.Spill() if ingest_spill.wanted(files) else nullcontext()

@@ -48,6 +48,49 @@ def complete_plan(rows: pl.DataFrame) -> pl.DataFrame:
     return out
 
 
+def _examples(values: list[str], n: int = 3) -> str:
+    shown = ", ".join(repr(v) for v in values[:n])
+    more = f", ... ({len(values)} distinct)" if len(values) > n else ""
+    return shown + more
+
+
+def check_plan_keys(rows: pl.DataFrame, plan: pl.DataFrame, where: str, cfg: Any = None,
+                    notes: list[str] | None = None) -> None:
+    """Refuse a plan whose keys are not the rows' keys (:class:`InputError`, exit 2).
+
+    A key field the plan and the rows both hold but share no value of (the plan's
+    ``81`` against the rows' ``81:1``, a question list for rows keyed by question and turn)
+    would turn every planned judgment into ``missing_planned`` and every row into an
+    unplanned one: that is a plan in another key structure, not missing data. The message
+    shows a few values of each side (and the rows' scenario key when it is composite).
+    """
+    keyed = rows.lazy().filter(selection.keyed()).select(KEY_FIELDS).unique().collect()
+    if not keyed.height or not plan.height:
+        return
+    for k in KEY_FIELDS:
+        in_plan = [v for v in plan[k].unique(maintain_order=True).to_list() if v is not None]
+        in_rows = [v for v in keyed[k].unique(maintain_order=True).to_list() if v is not None]
+        if not in_plan or not in_rows or set(in_plan) & set(in_rows):
+            continue
+        shape = ""
+        paths = (getattr(cfg, "keys", None) or {}).get(k) if cfg is not None else None
+        if paths and len(paths) > 1:
+            names = [".".join(map(str, p)) for p in paths]
+            shape = f"; the rows' {k} is composite [{', '.join(names)}] (spelled {':'.join(names)})"
+        extra = "".join(f"; {n}" for n in (notes or []))
+        raise InputError(where, (
+            f"plan keys do not match the rows' keys: no planned {k} is in the rows "
+            f"(plan {k}: {_examples(sorted(in_plan, key=_natural))}; rows {k}: "
+            f"{_examples(sorted(in_rows, key=_natural))}){shape}{extra}; refused rather than "
+            f"counted as {plan.height} missing judgments"))
+
+
+def _natural(v: str) -> tuple[Any, ...]:
+    import re
+
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", str(v)) if t)
+
+
 def apply_plan(rows: pl.DataFrame, plan: pl.DataFrame | None) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Append one ``missing_planned`` row per planned judgment with no row at all.
 

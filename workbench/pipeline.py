@@ -188,16 +188,22 @@ def load(
     plan_df = None
     mode = None
     task_files: list[str] = []
+    task_notes: list[str] = []
     if plan == "complete":
         plan_df, mode = ledger.complete_plan(rows), "complete"
     elif plan is not None and plan.endswith((".jsonl", ".json")):
-        plan_df, task_files = _task_plan(rows, cfg, plan)
+        plan_df, task_files, task_notes = _task_plan(rows, cfg, plan)
         mode = "tasks"
     elif plan is not None:
         plan_df, mode = ledger.read_plan(plan), "file"
     elif cfg.tasks is not None and any(formats.task_file_for(s.path, cfg) for s in sources):
-        plan_df, task_files = _task_plan(rows, cfg, None)
+        plan_df, task_files, task_notes = _task_plan(rows, cfg, None)
         mode = "tasks"
+    if plan_df is not None and mode != "complete":
+        # a plan in another key structure (questions for rows keyed by question and turn)
+        # would make every row unplanned and every planned key missing: refused instead
+        where = plan if plan is not None else ", ".join(task_files)
+        ledger.check_plan_keys(rows, plan_df, where, cfg, task_notes)
     rows, info = ledger.apply_plan(rows, plan_df)
     rows = clusters.assign(rows, cfg)  # the planned rows' clusters (a line's came with it)
     info["mode"] = mode
@@ -206,10 +212,13 @@ def load(
     return rows, sources, info
 
 
-def _task_plan(rows: pl.DataFrame, cfg: Config, task_file: str | None) -> tuple[pl.DataFrame, list[str]]:
-    """The plan a harness's question file gives: its task ids x the variant, trial and judge
-    combinations each input file holds (a file whose task list cannot be found plans its own
-    scenarios). ``task_file`` None: the preset's ``tasks.file`` beside each input."""
+def _task_plan(rows: pl.DataFrame, cfg: Config,
+               task_file: str | None) -> tuple[pl.DataFrame, list[str], list[str]]:
+    """The plan a harness's question file gives: its scenario keys in the rows' key structure
+    (a question with two turns plans both, :func:`workbench.formats.read_task_keys`) x the
+    variant, trial and judge combinations each input file holds (a file whose task list cannot
+    be found plans its own scenarios). ``task_file`` None: the preset's ``tasks.file`` beside
+    each input. Returns ``(plan, task files used, notes on parts the task list lacks)``."""
     from .config import KEY_FIELDS
 
     keys = (cfg.tasks or {}).get("key") or ["question_id", "uid", "id", "session_id", "instruction"]
@@ -217,17 +226,25 @@ def _task_plan(rows: pl.DataFrame, cfg: Config, task_file: str | None) -> tuple[
     keyed = rows.filter(selection.keyed())
     parts = []
     used: list[str] = []
+    notes: list[str] = []
+    read: dict[str, list[str]] = {}
     for (f,), sub in sorted(keyed.partition_by(["file"], as_dict=True).items()):
         tf = task_file if task_file is not None else formats.task_file_for(f, cfg)
         combos = sub.select("variant", "trial", "judge").unique()
         if tf is None:
             scen = sub.select("scenario").unique()
         else:
-            scen = pl.DataFrame({"scenario": formats.read_task_ids(tf, keys)})
+            if tf not in read:
+                read[tf], note = formats.read_task_keys(tf, keys, cfg)
+                if note is not None:
+                    notes.append(note)
+            scen = pl.DataFrame({"scenario": read[tf]})
             if tf not in used:
                 used.append(tf)
         parts.append(scen.join(combos, how="cross").select(KEY_FIELDS))
-    return pl.concat(parts).unique(maintain_order=True), used
+    if not parts:  # no keyed row at all: the task list's keys alone (nothing to cross with)
+        return pl.DataFrame(schema={k: pl.String for k in KEY_FIELDS}), used, notes
+    return pl.concat(parts).unique(maintain_order=True), used, notes
 
 
 def _one_blas_thread(fn: Callable[..., Analysis]) -> Callable[..., Analysis]:

@@ -323,12 +323,13 @@ PUBLISHED_CHECK = Schema("published_check", {
     "valid_mean": _F,
     "rules": pl.List(pl.Struct({"rule": _S, "value": _F, "n": _I})),
     "ambiguous": pl.Struct({"rules": _LS, "why": _S}),
-    "finding": _S,
+    "finding": _S, "harness_figure": _S,
 }, maps={"rules": ("rule", None)})
 """Each published cell under every aggregation rule (:func:`workbench.check.published_check`);
 ``reproduced_by`` holds :class:`workbench.vocab.Rule` names, ``rules`` each rule's value and n
 (results.json: an object by rule name), ``ambiguous`` the rules that reproduce it and why
-when there are several (null otherwise)."""
+when there are several (null otherwise), ``harness_figure`` which harness figure the
+``harness`` rules are and in which unit (null without a harness rule or a figure for the cell)."""
 
 CLAIMS = Schema("claims", {
     "name": _S, "field": _S, "subset": _S, "judge": _S,

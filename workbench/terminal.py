@@ -477,6 +477,8 @@ def published_text(checks: list[dict[str, Any]], summary: str) -> str:
         nd = r["decimals"]
         if r["reproduced_by"]:
             how = ", ".join(r["reproduced_by"])
+            if set(r["reproduced_by"]) & {"harness", "harness_rescaled"} and r.get("harness_figure"):
+                how += f" ({r['harness_figure'].split(' (')[0]})"
         elif r["nearest_rule"] is None:
             how = "none (no rows)"
         else:

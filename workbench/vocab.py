@@ -86,6 +86,8 @@ class Rule(StrEnum):
     ZERO_FILLED_PLANNED = "zero_filled_planned"
     DROP_SENTINELS_ONLY = "drop_sentinels_only"
     RAW_NUMERIC_MEAN = "raw_numeric_mean"
+    HARNESS = "harness"
+    HARNESS_RESCALED = "harness_rescaled"
 
 
 class PlanMode(StrEnum):

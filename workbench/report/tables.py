@@ -636,7 +636,8 @@ def published_table(r: Report) -> Html:
         "read, re-runs included: FastChat's rule), zero filled planned "
         "(planned-but-absent judgments also 0), drop sentinels only (every number read except "
         "sentinels, out-of-range kept: FastChat's rule), raw numeric mean (every number read, "
-        "sentinels included). Matched at the printed precision.",
+        "sentinels included), harness (the preset's harness figure as the harness prints it) and "
+        "harness rescaled (the same figure as a percent or a fraction). Matched at the printed precision.",
     )
     return join([main, details("Every rule's value for every published cell (value over n)",
                                published_rules_table(r))])
@@ -666,7 +667,7 @@ def published_rules_table(r: Report) -> Html:
 
 
 _RULE_ORDER = ("valid_mean", "zero_filled", "min_filled", "item_mean", "zero_filled_planned",
-               "drop_sentinels_only", "raw_numeric_mean")
+               "drop_sentinels_only", "raw_numeric_mean", "harness", "harness_rescaled")
 
 
 def offsets_tables(r: Report) -> Html:
