@@ -19,7 +19,7 @@ from cr2_reference import dense_cr2
 from scipy import stats as sps
 
 import workbench as wb
-from workbench import human, pipeline, stats
+from workbench import human, pipeline, stats, synth
 from workbench.errors import ConfigError
 
 
@@ -161,3 +161,53 @@ def test_one_labelled_cluster_has_no_interval() -> None:
     (rec,) = human.human_section(_rows(lines, cfg), cfg)["records"]
     assert rec["identified"] and rec["ppi_mean"] == pytest.approx(35 / 6 + (0 + 2) / 2)
     assert rec["ppi_ci_low"] is None and rec["method"] is None and "fewer than two clusters" in rec["explanation"]
+
+
+# --------------------------------------------------------------------------- synth
+
+
+def _biased(**over: Any) -> synth.Model:
+    base = dict(scenarios=20, variants=("baseline", "tuned"), variant_effects=(0.0, 0.5),
+                judges=("judge-a", "judge-b"), judge_offsets=(1.2, -0.8), trials=3, mu=5.5,
+                scenario_sd=0.8, item_sd=0.8, noise_sd=0.3, missing_rates=0.05, human_rate=0.3,
+                human_noise_sd=0.3)
+    base.update(over)
+    return synth.Model(**base)
+
+
+def _run_synth(model: synth.Model, tmp: Path, seed: int = 3) -> tuple[Any, dict[str, Any]]:
+    paths = synth.write(model, tmp, seed=seed)
+    an = pipeline.run([str(paths["rows"])], wb.load_config(
+        str(paths["config"]), overrides={"bootstrap": {"resamples": 200}}))
+    return an, json.loads(paths["truth"].read_text())
+
+
+def test_synth_planted_judge_bias_ppi_covers_the_truth(tmp_path: Path) -> None:
+    an, truth = _run_synth(_biased(), tmp_path)
+    assert (tmp_path / "human_labels.jsonl").is_file() and truth["planted"]["human_labels"] > 0
+    sec = an.doc["human"]
+    assert sec["identified"] and sec["human_labels"] == str(tmp_path / "human_labels.jsonl")
+    assert len(sec["records"]) == 4 and len(sec["agreement"]) == 2
+    want = {(t["judge"], t["variant"]): t for t in truth["human"]}
+    for rec in sec["records"]:
+        t = want[(rec["judge"], rec["variant"])]
+        assert abs(t["judge_bias"]) > 0.7
+        # the judge-only interval misses the human's mean; the prediction-powered one covers it
+        assert not rec["judge_ci_low"] <= t["human_mean"] <= rec["judge_ci_high"], rec
+        assert rec["ppi_ci_low"] <= t["human_mean"] <= rec["ppi_ci_high"], rec
+        assert rec["method"] == human.METHOD and 0.2 < rec["n_labelled"] / rec["n_all"] < 0.4
+        # a judge that tracks the truth up to its offset (judge noise 0.3 against the items'
+        # spread 0.8 + 0.8) narrows the human-only interval: var(y - f) < var(y)
+        assert rec["ppi_ci_high"] - rec["ppi_ci_low"] < rec["human_ci_high"] - rec["human_ci_low"]
+    assert any(m["name"] == human.METHOD for m in an.doc["methods"])
+    # the human is another judge: its rows are not in the judges' rows
+    assert "human" not in {c["judge"] for c in an.doc["scorecard"]}
+
+
+def test_synth_without_human_rate_draws_the_same_rows(tmp_path: Path) -> None:
+    a = synth.write(_biased(human_rate=0.0), tmp_path / "a", seed=4)
+    b = synth.write(_biased(), tmp_path / "b", seed=4)
+    assert a["rows"].read_bytes() == b["rows"].read_bytes()
+    assert "human_labels" not in a and json.loads(a["truth"].read_text())["human"] == []
+    with pytest.raises(ConfigError, match="human_rate"):
+        _biased(human_rate=1.5)
