@@ -18,7 +18,7 @@ from ..terminal import cell_text
 from .formats import bounded_interval, interval, num, pct, pval, signed, truncated
 from .markup import Html, badge, details, drill, esc, join, para, table, tag
 from .model import BUCKET_MEANING, ROWS_LISTED, STATUS_CLASS, VERDICT_CLASS, Report
-from .prose import limits, self_preference_sentences
+from .prose import human_sentences, limits, self_preference_sentences
 from .provenance import git_commit, results_sha256, versions
 from .queries import _cell_key, _cell_label, _margin, contrast_verdict, headline_contrasts, pooled_cells, pooled_offsets
 
@@ -655,7 +655,7 @@ _RULE_ORDER = ("valid_mean", "zero_filled", "min_filled", "item_mean", "zero_fil
 def offsets_tables(r: Report) -> Html:
     """Judge offsets on shared items with agreement statistics: pooled, then per variant/subset."""
     offs = r.doc.get("judge_offsets") or []
-    selfp = [para(text) for text in self_preference_sentences(r)]
+    selfp = [para(text) for text in [*human_sentences(r), *self_preference_sentences(r)]]
     if not offs:
         return join(selfp) if selfp else Html("")
     head = [
