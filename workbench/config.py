@@ -15,6 +15,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -81,6 +82,8 @@ DEFAULTS: dict[str, Any] = {
     "length": {"difficulty": None},
     "writer": None,
     "families": {},
+    "human_judge": "human",
+    "human_labels": None,
 }
 
 PRESETS: tuple[str, ...] = ("mt-bench", "mt-bench-pair", "alpaca-eval", "wildbench", "arena-hard",
@@ -212,6 +215,8 @@ class Config:
     writer_field: FieldPath | None = None
     writer_map: dict[str, str] | None = None
     families: dict[str, str] = field(default_factory=dict)
+    human_judge: str = "human"
+    human_labels: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
     sources: tuple[str, ...] = ()
     rubric_given: bool = False  # the rubric was set by the user (a config file, parameters), not a preset
@@ -770,6 +775,27 @@ def _families(v: Any) -> dict[str, str]:
     return out
 
 
+def _human(m: dict[str, Any], sources: tuple[str, ...]) -> tuple[str, str | None]:
+    """``human_judge:`` (the judge name whose rows are human labels, default ``human``) and
+    ``human_labels:`` (a file of human labels keyed like the rows, read with this config, its
+    rows' judge set to ``human_judge``; a relative path is taken from the directory of the
+    config file, from the current directory when the run has no config file), for the
+    judge-versus-human stage (:mod:`workbench.human`)."""
+    name = m.get("human_judge", "human")
+    if isinstance(name, bool) or not isinstance(name, str | int) or not str(name):
+        raise ConfigError(f"config: human_judge must be a judge name, got {_short(name)}")
+    path = m.get("human_labels")
+    if path is None:
+        return str(name), None
+    if not isinstance(path, str) or not path:
+        raise ConfigError(f"config: human_labels must be a file path or null, got {_short(path)}")
+    files = [s for s in sources if not s.startswith("preset:") and s not in ("parameters", "with_overrides",
+                                                                               "defaults")]
+    if not Path(path).is_absolute() and files:
+        path = str(Path(files[-1]).parent / path)
+    return str(name), path
+
+
 def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = False) -> Config:
     keys_in = m["keys"] or {}
     if not isinstance(keys_in, dict):
@@ -887,6 +913,7 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
     if writer_field is not None:
         extra_fields[WRITER_FIELD] = writer_field
     families = _families(m.get("families"))
+    human_judge, human_labels = _human(m, sources)
     scen_paths = keys.get("scenario")
     from_path = False
     if m.get("path_fields"):
@@ -1037,6 +1064,8 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
         writer_field=writer_field,
         writer_map=writer_map,
         families=families,
+        human_judge=human_judge,
+        human_labels=human_labels,
         cluster=cluster,
         cluster_text=copy.deepcopy(cluster_in),
         raw=m,

@@ -63,7 +63,8 @@ def build(*, head: dict[str, Any], fields: Sequence[str],
           repetition: Repetition,
           harness: dict[str, Any] | None = None,
           length: dict[str, Any] | None = None,
-          self_preference: dict[str, Any] | None = None) -> dict[str, Any]:
+          self_preference: dict[str, Any] | None = None,
+          human: dict[str, Any] | None = None) -> dict[str, Any]:
     """The results document of a run from its stage tables.
 
     ``head``: what the run records about itself before any stage (schema and workbench
@@ -72,7 +73,8 @@ def build(*, head: dict[str, Any], fields: Sequence[str],
     order of the stages; an optional section (``published_check``, ``claims``, ``harness``)
     only when its stage ran; ``length`` (:mod:`workbench.length`) when rows carry both answers' text.
     ``self_preference`` (:mod:`workbench.selfpref`) is always a
-    section: without a ``writer:`` it says why there is no estimate (``why: no_writer``).
+    section: without a ``writer:`` it says why there is no estimate (``why: no_writer``);
+    so is ``human`` (:mod:`workbench.human`; without human labels ``why: no_human_labels``).
     """
     doc: dict[str, Any] = dict(head)
     doc["malformed_lines"] = malformed_lines.to_dicts()
@@ -101,6 +103,8 @@ def build(*, head: dict[str, Any], fields: Sequence[str],
     doc["repetition"] = repetition_section(repetition)
     doc["self_preference"] = self_preference if self_preference is not None else {
         "identified": False, "why": "no_writer", "pairs": []}
+    doc["human"] = human if human is not None else {
+        "identified": False, "why": "no_human_labels", "agreement": [], "records": []}
     if harness is not None:
         doc["harness"] = harness
     if length is not None:

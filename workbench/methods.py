@@ -138,6 +138,13 @@ VOCABULARY: dict[str, Method] = {
         "judges' combined preference",
         "Angrist & Pischke (2009), Mostly Harmless Econometrics, ch. 5; Bell & McCaffrey (2002); "
         "Panickssery, Bowman & Feng (2024), arXiv:2404.13076"),
+    "ppi_mean_cr2_bm": Method(
+        "prediction-powered mean of the human's score: the judge's mean over all its items plus the "
+        "mean human-minus-judge difference (the rectifier) on the items the human labelled; CR2 "
+        "Bell-McCaffrey t interval from the stacked judge scores and rectifiers clustered together (the "
+        "covariance of the two terms, which share items, estimated from the cluster sums)",
+        "Angelopoulos, Bates, Fannjiang, Jordan & Zrnic (2023), Science 382:669-674; Bell & McCaffrey "
+        "(2002); Pustejovsky & Tipton (2018), JBES 36:672-683"),
     **{name + suffix: Method(how + form, _PERM_REF + ref)
        for name, how in _PERMUTATIONS.items() for suffix, form, ref in _PERM_FORMS},
 }
@@ -186,6 +193,10 @@ PLACES: dict[str, str] = {
     "length_slopes.ci_method": "slope of the score on log answer length",
     "self_preference.ci_method": "self-preference (own-family) intervals",
     "self_preference.p_method": "self-preference (own-family) tests",
+    "human.method": "prediction-powered means (judge versus human)",
+    "human.kappa_quadratic": "judge agreement with the human",
+    "human.krippendorff_alpha": "judge agreement with the human",
+    "human.spearman": "judge agreement with the human",
 }
 
 #: keys whose value is a form of one method: the recorded name is the prefix + the value
@@ -222,6 +233,12 @@ def _records(doc: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
     for rec in (selfp.get("pairs") or []) if isinstance(selfp, Mapping) else []:
         if isinstance(rec, Mapping):
             yield "self_preference", {k: rec.get(k) for k in ("ci_method", "p_method")}
+    hum = doc.get("human")
+    if isinstance(hum, Mapping):
+        for rec in [*(hum.get("agreement") or []), *(hum.get("records") or [])]:
+            if isinstance(rec, Mapping):
+                yield "human", {k: rec.get(k) for k in ("method", "kappa_quadratic", "krippendorff_alpha",
+                                                        "spearman") if k in rec}
     boot = doc.get("bootstrap")
     if isinstance(boot, Mapping) and boot.get("computed"):
         yield "bootstrap", {"method": boot.get("method")}

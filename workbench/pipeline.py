@@ -22,6 +22,7 @@ from . import (
     execute,
     formats,
     harness,
+    human,
     ingest,
     ledger,
     names,
@@ -395,6 +396,7 @@ def run(
     note = selfpref.families_note(self_pref)
     if note:
         config_warnings.append(note)
+    human_doc = human.human_section(rows, cfg, human.read_labels(cfg))
     harness_doc = None
     if cfg.harness is not None or cfg.explode is not None:
         stage("harness rule")
@@ -425,7 +427,7 @@ def run(
         bootstrap=boot_doc, ranks=rank_table,
         published_check=published_checks,
         claims=claims_checked, repetition=repetition, harness=harness_doc, length=length_doc,
-        self_preference=self_pref)
+        self_preference=self_pref, human=human_doc)
     return Analysis(config=cfg, rows=rows, sources=sources, doc=doc, frames=frames,
                     execution=execute.describe(execution, len(sources)))
 

@@ -1232,6 +1232,43 @@ def diff_cr2_sides(a: ClusterSide, b: ClusterSide, confidence: float = 0.95) -> 
     return _cr2_result(diff, var_df, g, c, scale)
 
 
+PPI_METHOD = "ppi_mean_cr2_bm"
+"""Name of the prediction-powered mean's interval in ``results.json`` (:func:`ppi_mean_cr2`)."""
+
+
+def ppi_mean_cr2(predictions: ArrayLike, clusters: ArrayLike, rectifiers: ArrayLike,
+                 rectifier_clusters: ArrayLike, confidence: float = 0.95) -> ClusterInference:
+    """The prediction-powered mean with its CR2 standard error and Bell-McCaffrey t interval.
+
+    ``predictions`` f_i on all N items, ``rectifiers`` y_i - f_i on the n labelled ones (a
+    subset of the N: each item in both lists is in the same cluster)::
+
+        theta_PP = mean_N(f) + mean_n(y - f)
+
+    (Angelopoulos, Bates, Fannjiang, Jordan & Zrnic 2023, Science 382:669-674, with the
+    labelled items inside the N rather than beside them). Its variance: OLS of the stacked
+    values [f; y - f] on one indicator per block, theta_PP = beta_f + beta_r, clustered so
+    that an item's f and its rectifier share its cluster: the CR2 sandwich of
+    :func:`_cr2_groups` is then sum_g (F_g / (N sqrt(1 - N_g / N)) + R_g / (n sqrt(1 - n_g /
+    n)))^2 (F_g, R_g the cluster-g sums of residuals from each block's mean), whose cross
+    term estimates Cov(mean_N(f), mean_n(y - f)) from the data instead of the independence
+    of var(f)/N + var(y - f)/n (which holds only when the labelled items are disjoint from
+    the N), and df the Bell-McCaffrey degrees of freedom of that contrast. Valid when the
+    labelled items are a random subset of the items (labelling independent of the scores).
+
+    Returns
+    -------
+    ClusterInference
+        estimate None when either list is empty; se/df/interval/p None when G < 2 or when
+        either block lies in one cluster; p tests theta_PP = 0 (of no use; kept for the shape).
+    """
+    r = _values(rectifiers, "rectifiers")
+    # mean_N(f) - mean_n(-(y - f)): diff_cr2's contrast (+1, -1) on the blocks f and f - y is
+    # (+1, +1) on f and y - f, with the same sandwich (a block's sign squares away per block,
+    # and the cross term keeps the sign of the contrast)
+    return diff_cr2(predictions, clusters, -r, rectifier_clusters, confidence)
+
+
 # ---------------------------------------------------------------------------
 # Paired differences
 # ---------------------------------------------------------------------------

@@ -103,6 +103,14 @@ class Model:
     self_preference: Any = None
     #: ``{judge: family}``; a judge not listed: :func:`workbench.selfpref.default_family` of its name
     families: Any = None
+    #: judge versus human: the share of items (scenario, variant, trial) a human labels
+    #: (0: no human labels), written to ``human_labels.jsonl`` and named in ``config.yaml``
+    human_rate: float = 0.0
+    #: the human's noise sd around an item's latent truth (mu + variant effect + scenario,
+    #: variant-by-scenario and item terms: no judge offset), rounded and clipped as a judge's
+    human_noise_sd: float = 0.5
+    #: the human's judge name (``human_judge:`` in config.yaml)
+    human_judge: str = "human"
 
     def __post_init__(self) -> None:
         problems = []
@@ -120,7 +128,11 @@ class Model:
                 problems.append(f"{name} must be >= 0")
         if self.trials_min is not None and not 1 <= self.trials_min <= self.trials:
             problems.append("trials_min must be in 1 .. trials")
-        for name in ("item_failure_rate", "block_failure_rate", "empty_share"):
+        if self.human_noise_sd < 0:
+            problems.append("human_noise_sd must be >= 0")
+        if self.human_judge in self.judges:
+            problems.append("human_judge must not be one of the judges")
+        for name in ("item_failure_rate", "block_failure_rate", "empty_share", "human_rate"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 problems.append(f"{name} must be in [0, 1]")
         if self.mnar_ratio < 0:
@@ -237,12 +249,16 @@ def draw(model: Model, rng: np.random.Generator, sets: int = 1) -> dict[str, np.
     shape = (r, g, v, t, j)
     ve = np.asarray(model.variant_effects, dtype=float)[None, None, :, None, None]
     jo = np.asarray(model.judge_offsets, dtype=float)[None, None, None, None, :]
+    # the draws in the order of the sum (the stream is the one before the human's truth was kept)
+    scen = rng.normal(0.0, 1.0, (r, g, 1, 1, 1)) * model.scenario_sd
+    v_scen = rng.normal(0.0, 1.0, (r, g, v, 1, 1)) * model.variant_scenario_sd
+    j_scen = rng.normal(0.0, 1.0, (r, g, 1, 1, j)) * model.judge_offset_sd
+    item = rng.normal(0.0, 1.0, (r, g, v, t, 1)) * model.item_sd
     lat = (model.mu + ve + jo + model.bonus_matrix()[None, None, :, None, :]
-           + rng.normal(0.0, 1.0, (r, g, 1, 1, 1)) * model.scenario_sd
-           + rng.normal(0.0, 1.0, (r, g, v, 1, 1)) * model.variant_scenario_sd
-           + rng.normal(0.0, 1.0, (r, g, 1, 1, j)) * model.judge_offset_sd
-           + rng.normal(0.0, 1.0, (r, g, v, t, 1)) * model.item_sd
+           + scen + v_scen + j_scen + item
            + rng.normal(0.0, 1.0, shape) * model.noise_sd)
+    # the latent truth of an item (what a human label measures): no judge term, no judge noise
+    true_lat = (model.mu + ve + scen + v_scen + item)[..., 0]
     score = np.clip(np.rint(lat), model.rubric_min, model.rubric_max).astype(np.int64)
     rate = model.rate_matrix()[None, None, :, None, :]
     if model.missing_scenario_sd > 0:
@@ -262,7 +278,19 @@ def draw(model: Model, rng: np.random.Generator, sets: int = 1) -> dict[str, np.
         present = np.broadcast_to(np.arange(t)[None, None, None, :, None] < runs, shape).copy()
         valid = valid & present
     return {"score": score, "valid": valid, "item_failed": np.array(item_failed), "latent": lat,
-            "present": present}
+            "present": present, "true_latent": true_lat}
+
+
+def draw_human(model: Model, d: dict[str, np.ndarray], rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """The human's labels for the data sets of :func:`draw`: on each item in the design,
+    labelled at ``human_rate`` (independently of every score: labels missing completely at
+    random), score = clip(round(true latent + N(0, human_noise_sd))). Arrays of shape
+    (sets, G, V, T): ``score`` (meaningful only where ``labelled``) and ``labelled``."""
+    true_lat = d["true_latent"]
+    labelled = (rng.random(true_lat.shape) < model.human_rate) & d["present"][..., 0]
+    lat = true_lat + rng.normal(0.0, 1.0, true_lat.shape) * model.human_noise_sd
+    score = np.clip(np.rint(lat), model.rubric_min, model.rubric_max).astype(np.int64)
+    return {"score": score, "labelled": labelled}
 
 
 # --------------------------------------------------------------------------- truth
@@ -355,7 +383,29 @@ def truth(model: Model) -> dict[str, Any]:
                                               - model.variant_effects[model.variants.index(y)])})
     return {"model": _model_dict(model), "score_sd_latent": sd, "cells": cells, "pooled": pooled,
             "judge_offsets": offsets, "contrasts": contrasts,
-            "self_preference": _self_preference_truth(model, mean, bonus)}
+            "self_preference": _self_preference_truth(model, mean, bonus),
+            "human": _human_truth(model, mean)}
+
+
+def _human_truth(model: Model, mean: dict[tuple[str, str], float]) -> list[dict[str, Any]]:
+    """Per variant x judge (with ``human_rate`` > 0): ``human_mean``, the expected human label
+    (score scale: clip(round(N(mu + variant effect, sd^2 + human_noise_sd^2))) with sd^2 the
+    scenario, variant-by-scenario and item variances), the estimand of results.json
+    ``human`` ``ppi_mean`` and ``human_mean``; ``latent_mean`` = mu + variant effect;
+    ``judge_mean`` the judge's true mean (``cells``) and ``judge_bias`` = judge_mean - human_mean."""
+    if model.human_rate <= 0:
+        return []
+    sd = math.sqrt(model.scenario_sd**2 + model.variant_scenario_sd**2 + model.item_sd**2
+                   + model.human_noise_sd**2)
+    ks = np.arange(model.rubric_min, model.rubric_max + 1, dtype=float)
+    out = []
+    for vi, variant in enumerate(model.variants):
+        lat = model.mu + model.variant_effects[vi]
+        hm = float(np.sum(ks * _score_probs(lat, sd, model.rubric_min, model.rubric_max)))
+        for judge in model.judges:
+            out.append({"variant": variant, "judge": judge, "human_mean": hm, "latent_mean": float(lat),
+                        "judge_mean": mean[(variant, judge)], "judge_bias": mean[(variant, judge)] - hm})
+    return out
 
 
 def _self_preference_truth(model: Model, mean: dict[tuple[str, str], float], bonus: np.ndarray
@@ -529,6 +579,18 @@ def write(model: Model, out: str | Path, seed: int = 0) -> dict[str, Path]:
         cfg["writer"] = {str(v): str(w) for v, w in model.writers.items()}
         cfg["families"] = {**{str(w): str(w) for w in model.writers.values()},
                            **{j: model.judge_family(j) for j in model.judges}}
+    if model.human_rate > 0:
+        hd = draw_human(model, d, np.random.default_rng([seed, 2]))
+        hs, hl = hd["score"][0], hd["labelled"][0]
+        human_lines = [json.dumps({"scenario": names[gi], "variant": model.variants[vi], "trial": ti + 1,
+                                   "judge": model.human_judge, "overall": int(hs[gi, vi, ti])})
+                       for gi in range(g_n) for vi in range(v_n) for ti in range(t_n) if hl[gi, vi, ti]]
+        (out / "human_labels.jsonl").write_text("\n".join(human_lines) + "\n", encoding="utf-8")
+        paths["human_labels"] = out / "human_labels.jsonl"
+        tr["files"]["human_labels"] = "human_labels.jsonl"
+        tr["planted"]["human_labels"] = len(human_lines)
+        cfg["human_labels"] = "human_labels.jsonl"
+        cfg["human_judge"] = model.human_judge
     cfg.update(model.analysis_config)
     (out / "config.yaml").write_text(
         "# Analysis config written by `workbench synth` for this data set\n"

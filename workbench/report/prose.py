@@ -253,6 +253,39 @@ def self_preference_sentences(r: Report) -> list[str]:
     return out
 
 
+def human_sentences(r: Report) -> list[str]:
+    """One plain sentence per judge on its agreement with the human and the prediction-powered
+    means (results.json ``human``); nothing when there are no human labels."""
+    sec = r.doc.get("human") or {}
+    if not sec or sec.get("why") == "no_human_labels":
+        return []
+    name = sec.get("human_judge") or "the human"
+    if not sec.get("agreement"):
+        return [f"Human labels ({name}) are given, but {sec.get('explanation')}."]
+    conf = f"{float(sec.get('confidence') or 0.95):.0%}"
+    out = []
+    for agr in sec["agreement"]:
+        j = agr["judge"]
+        recs = [x for x in sec.get("records") or [] if x["judge"] == j]
+        if not agr["items"]:
+            out.append(f"{name} labelled none of the outputs {j} scored, so {j} is not checked against "
+                       f"{name}.")
+            continue
+        ppis = [f"{x['variant']} {num(x['ppi_mean'])} {interval(x['ppi_ci_low'], x['ppi_ci_high'])} "
+                f"(judge-only {num(x['judge_mean'])}, {name}-only {num(x['human_mean'])}, "
+                f"{x['n_labelled']} of {x['n_all']} labelled)" for x in recs if x["identified"]]
+        text = (f"On the {agr['items']} outputs {name} also labelled, {j} gives the same score "
+                f"{pct(agr['exact_agreement'])} of the time (within one point {pct(agr['within_one'])}, "
+                f"quadratic kappa {num(agr['kappa_quadratic'])}) and scores {signed(agr['mean_diff'])} "
+                f"{_points(r)} against {name} on average")
+        if ppis:
+            text += (f"; corrected by {name}'s labels (the prediction-powered mean: {j}'s mean plus the "
+                     f"mean {name}-minus-{j} difference on the labelled outputs, {conf}) the variant means are "
+                     + _series(ppis, limit=6))
+        out.append(text + ".")
+    return out
+
+
 def _lead_contrasts(r: Report) -> str:
     cs = headline_contrasts(r.doc)
     if not cs:

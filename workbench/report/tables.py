@@ -18,7 +18,7 @@ from ..terminal import cell_text
 from .formats import bounded_interval, interval, num, pct, pval, signed, truncated
 from .markup import Html, badge, details, drill, esc, join, name_cell, para, table, tag
 from .model import BUCKET_MEANING, ROWS_LISTED, STATUS_CLASS, VERDICT_CLASS, Report
-from .prose import limits, self_preference_sentences
+from .prose import human_sentences, limits, self_preference_sentences
 from .provenance import git_commit, results_sha256, versions
 from .queries import _cell_key, _cell_label, _margin, contrast_verdict, headline_contrasts, pooled_cells, pooled_offsets
 
@@ -675,7 +675,7 @@ def offsets_tables(r: Report) -> Html:
     The intervals and tests kept beside (CR1, bootstrap, and two that ignore clustering) are in
     their own table under a details, so the main one fits the page."""
     offs = r.doc.get("judge_offsets") or []
-    selfp = [para(text) for text in self_preference_sentences(r)]
+    selfp = [para(text) for text in [*human_sentences(r), *self_preference_sentences(r)]]
     if not offs:
         return join(selfp) if selfp else Html("")
     head = [
