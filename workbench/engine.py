@@ -53,12 +53,11 @@ from __future__ import annotations
 import codecs
 import gzip
 import hashlib
-import json
 import os
 import re
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -70,6 +69,7 @@ import pyarrow as pa
 from .config import KEY_FIELDS, Config, FieldPath
 from .errors import InputError
 from .files import gzip_isize, path_match, path_regex_groups
+from .text import composite_key  # noqa: F401 - re-exported: the key spelling lives in text
 
 BLOCK_BYTES = 16 * 1024 * 1024
 """Decompressed bytes read at a time; a block's lines are decoded together. 16 MB, not 32:
@@ -100,19 +100,6 @@ _ABSENT_T, _NULL_T, _STR_T, _BOOL_T, _INT_T, _UINT_T, _DOUBLE_T, _ARRAY_T, _OBJE
 _NUM_TYPES = (_INT_T, _UINT_T, _DOUBLE_T)
 _INT_TYPES = (_INT_T, _UINT_T)
 _BIG = 2.0 ** 63
-
-
-def composite_key(parts: Sequence[str]) -> str:
-    """One key value from the parts of a composite key, unambiguously.
-
-    Parts are joined with ``:`` when none contains ``:`` or ``[`` (``81:1``, readable and
-    unambiguous: splitting on ``:`` gives the parts back); otherwise the key is the parts as
-    a JSON array (``["x:1","2"]``), which always starts with ``[`` and so cannot equal a
-    plain join. ``("x:1", "2")`` and ``("x", "1:2")`` are therefore different keys.
-    """
-    if not any(":" in x or "[" in x for x in parts):
-        return ":".join(parts)
-    return json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
 
 
 class Unsupported(Exception):

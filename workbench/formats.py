@@ -533,7 +533,7 @@ def read_task_keys(path: str, keys: list[str] | tuple[str, ...], cfg: Config) ->
     """
     from itertools import product
 
-    from .engine import composite_key
+    from .text import composite_key
 
     parts = (cfg.keys or {}).get("scenario")
     if not parts or len(parts) < 2:

@@ -6,7 +6,9 @@ terminal tables share one rule; :mod:`workbench.terminal` re-exports ``safe`` an
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 # C0 and C1 control characters, DEL, line/paragraph separators and the bidirectional
@@ -96,3 +98,16 @@ def csv_cell(value: Any) -> Any:
                                  and not _NUMBER.fullmatch(head)):
         return "'" + value
     return value
+
+
+def composite_key(parts: Sequence[str]) -> str:
+    """One key value from the parts of a composite key, unambiguously.
+
+    Parts are joined with ``:`` when none contains ``:`` or ``[`` (``81:1``, readable and
+    unambiguous: splitting on ``:`` gives the parts back); otherwise the key is the parts as
+    a JSON array (``["x:1","2"]``), which always starts with ``[`` and so cannot equal a
+    plain join. ``("x:1", "2")`` and ``("x", "1:2")`` are therefore different keys.
+    """
+    if not any(":" in x or "[" in x for x in parts):
+        return ":".join(parts)
+    return json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
