@@ -259,3 +259,13 @@ def test_cell_cr2_is_zero_exactly_when_cr1_is() -> None:
     assert c2.se_clustered == 0.0 and c2.se_cr2 == 0.0 and c2.df_cr2 is not None
     one = st.cell_summary(np.array([1.0, 2.0]), np.array([0, 0]), bootstrap=False)
     assert (one.se_cr2, one.df_cr2, one.ci_low_cr2, one.ci_high_cr2) == (None, None, None, None)
+
+
+def test_t_quantile_is_scipy_t_ppf_bit_for_bit() -> None:
+    """stats._t_ppf (scipy.special.stdtrit, fast for the cells' many Bell-McCaffrey dfs) is
+    scipy.stats.t.ppf, bit for bit, on integer and fractional df, at the confidences used."""
+    rng = np.random.default_rng(3)
+    dfs = [1.0, 2.0, 3.0, 19.0, 1e6, float("inf"), *rng.uniform(1.0, 60.0, 300).tolist()]
+    for q in (0.95, 0.975, 0.995, 0.9):
+        for df in dfs:
+            assert st._t_ppf(q, df) == float(sps.t.ppf(q, df)), (q, df)
