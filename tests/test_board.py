@@ -34,7 +34,7 @@ def test_decimals_follow_the_interval(lo: float | None, hi: float | None, nd: in
 
 def _cell(variant: str, mean: float | None, status: str = "measured", lo: float = 1.0, hi: float = 2.0) -> dict:
     return {"variant": variant, "judge": None, "subset": None, "field": "score", "mean": mean, "valid_n": 9,
-            "rows": 10, "ci_low": lo, "ci_high": hi, "ci_method": "cluster_t", "clusters": 5, "status": status,
+            "rows": 10, "ci_low": lo, "ci_high": hi, "ci_method": "cluster_cr2_bm", "clusters": 5, "status": status,
             "zero_filled_mean": None}
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from cr2_reference import dense_mean
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 from scipy import stats as sps
@@ -198,6 +199,8 @@ def naive_cell(
     if se_cl is not None:
         t = sps.t.ppf(1 - (1 - conf) / 2, g - 1)
         ci = (mean - t * se_cl, mean + t * se_cl)
+    # the headline: CR2 with Bell-McCaffrey df by dense matrices (tests/cr2_reference.py)
+    cr2 = dense_mean(vals, labs, conf) if se_cl is not None else {}
     icc = naive_icc(vals, labs)
     deff = None
     if icc is not None:
@@ -213,8 +216,12 @@ def naive_cell(
         "upper_bound": (total + (n_rows - n) * hi) / n_rows if n_rows else None,
         "se": se,
         "se_clustered": se_cl,
-        "ci_low": ci[0],
-        "ci_high": ci[1],
+        "cr1_ci_low": ci[0],
+        "cr1_ci_high": ci[1],
+        "se_cr2": cr2.get("se"),
+        "df": cr2.get("df"),
+        "ci_low": cr2.get("ci_low"),
+        "ci_high": cr2.get("ci_high"),
         "icc": icc,
         "design_effect": deff,
     }
@@ -387,7 +394,8 @@ def test_cells_bootstrap_interval_is_inside_the_cluster_means(mixed: dict[str, A
             by[r["scenario"]].append(r["values"][c["field"]])
         means = [sum(x) / len(x) for x in by.values()]
         assert min(means) - 1e-12 <= c["boot_low"] <= c["boot_high"] <= max(means) + 1e-12
-        assert c["ci_method"] == "cluster_t"
+        assert c["ci_method"] == ("cluster_cr2_bm" if c["ci_low"] is not None else None)
+        assert c["cr1_method"] == ("cluster_t" if c["cr1_ci_low"] is not None else None)
 
 
 def test_flag_rates_match_the_slow_reference(mixed: dict[str, Any]) -> None:
@@ -440,8 +448,16 @@ def test_one_cell_by_hand(tmp_path: Path) -> None:
     # se^2 = G/(G-1) * (16/9 + 16/9) / n^2 = 2 * (32/9) / 9 = 64/81 -> se = 8/9
     assert c["se_clustered"] == pytest.approx(8 / 9)
     t1 = 12.706204736174698  # t_{0.975, 1}
-    assert c["ci_low"] == pytest.approx(23 / 3 - t1 * 8 / 9)
-    assert c["ci_high"] == pytest.approx(23 / 3 + t1 * 8 / 9)
+    assert c["cr1_ci_low"] == pytest.approx(23 / 3 - t1 * 8 / 9)
+    assert c["cr1_ci_high"] == pytest.approx(23 / 3 + t1 * 8 / 9)
+    assert (c["cr1_method"], c["ci_method"]) == ("cluster_t", "cluster_cr2_bm")
+    # CR2 (the headline): shares pi = 2/3, 1/3; se^2 = sum_g S_g^2 / (n^2 (1 - pi_g))
+    # = (16/9) / 9 * (3 + 3/2) = 8/9. Bell-McCaffrey df = 1 / (sum pi^2 + sum_{g != h} w_g w_h),
+    # w_g = pi_g^2 / (1 - pi_g) = 4/3, 1/6: 1 / (5/9 + 2 * 2/9) = 1 (always 1 with G = 2)
+    assert c["se_cr2"] == pytest.approx(math.sqrt(8 / 9))
+    assert c["df"] == pytest.approx(1.0)
+    assert c["ci_low"] == pytest.approx(23 / 3 - t1 * math.sqrt(8 / 9))
+    assert c["ci_high"] == pytest.approx(23 / 3 + t1 * math.sqrt(8 / 9))
     # ICC: group means 7 (n 2) and 9 (n 1), grand 23/3. SSB = 2(2/3)^2 + (4/3)^2 = 8/3, MSB = 8/3;
     # SSW = 1 + 1 = 2, MSW = 2/(3-2) = 2; n0 = (3 - 5/3)/1 = 4/3;
     # ICC = (8/3 - 2) / (8/3 + (1/3) * 2) = (2/3) / (10/3) = 0.2; m = 5/3, deff = 1 + (2/3)(0.2)
@@ -462,9 +478,14 @@ def test_single_valid_value_has_null_error_bars_never_zero(tmp_path: Path) -> No
     for k in (
         "se",
         "se_clustered",
+        "se_cr2",
+        "df",
         "ci_low",
         "ci_high",
         "ci_method",
+        "cr1_ci_low",
+        "cr1_ci_high",
+        "cr1_method",
         "boot_low",
         "boot_high",
         "icc",
@@ -531,8 +552,10 @@ def test_a_zero_width_interval_is_not_measured(tmp_path: Path) -> None:
     card = card_of(path, cfg)
     flat, varied = find(card, "flat"), find(card, "varied")
     assert (flat["mean"], flat["ci_low"], flat["ci_high"]) == (8.0, 8.0, 8.0)
+    # the CR2 headline and the CR1 beside it agree that the design is degenerate
+    assert (flat["cr1_ci_low"], flat["cr1_ci_high"], flat["se_cr2"], flat["se_clustered"]) == (8.0, 8.0, 0.0, 0.0)
     assert flat["status"] == "insufficient" and varied["status"] == "measured"
-    assert varied["ci_low"] < varied["ci_high"]
+    assert varied["ci_low"] < varied["ci_high"] and varied["cr1_ci_low"] < varied["cr1_ci_high"]
     gate = sc.gate(sc.scorecard(wb.read_rows([str(path)], cfg)[0], cfg), cfg)
     assert not gate["passed"]
     (fail,) = gate["failing"]
@@ -973,7 +996,7 @@ def test_clustered_interval_covers_at_nominal_rate_and_naive_does_not() -> None:
         hit_boot += cell["boot_low"] <= true_mean <= cell["boot_high"]
     cl, nv, bt = hit_cl / draws, hit_naive / draws, hit_boot / draws
     msg = (
-        f"coverage over {draws} draws: clustered t(G-1) {cl:.3f}, naive {nv:.3f}, "
+        f"coverage over {draws} draws: clustered CR2 t(BM df; equal clusters: CR1 t(G-1)) {cl:.3f}, naive {nv:.3f}, "
         f"cluster bootstrap {bt:.3f} (nominal 0.95)"
     )
     # Monte Carlo SE of a 0.95 rate over 1000 draws is 0.007; CR1 with 12 clusters runs a
@@ -1159,3 +1182,31 @@ def test_integer_values_sort_as_the_stable_sorts() -> None:
             assert w.dtype == a.dtype == b.dtype and w.tobytes() == a.tobytes() == b.tobytes()
     assert stats.small_integers(np.array([0.0, -0.0, 1.0])) is None
     assert stats.small_integers(np.array([0.5, 1.0])) is None
+
+
+def test_unequal_clusters_headline_cr2_against_the_dense_reference(tmp_path: Path) -> None:
+    """Issue 24 follow-up: with unequal clusters (1-7 trials per scenario, 4 scenarios) every
+    cell's headline interval is CR2 with the Bell-McCaffrey df, equal to the dense matrices
+    of tests/cr2_reference.py to 1e-12 (the fast path works on per-cluster sums); its df is
+    below G - 1, where the CR1 t(G - 1) beside it assumed G - 1."""
+    rng = np.random.default_rng(7)
+    trials = {"s0": 1, "s1": 2, "s2": 7, "s3": 4}
+    lines = [{"scenario": s, "variant": v, "trial": t, "judge": j, "overall": int(rng.integers(1, 11))}
+             for s, m in trials.items() for t in range(m) for v in ("A", "B") for j in ("j1", "j2")]
+    cfg = make_cfg(scores={"overall": "overall"}, min_valid_n=3, min_clusters=2)
+    card = card_of(write_lines(tmp_path / "r.jsonl", lines), cfg)
+    seen = 0
+    for c in card:
+        rows = [r for r in lines if r["variant"] == c["variant"] and (c["judge"] is None or r["judge"] == c["judge"])]
+        y = np.array([r["overall"] for r in rows], dtype=float)
+        labs = np.array([r["scenario"] for r in rows])
+        ref = dense_mean(y, labs)
+        for key, want in (("se_cr2", ref["se"]), ("df", ref["df"]), ("ci_low", ref["ci_low"]),
+                          ("ci_high", ref["ci_high"])):
+            assert abs(c[key] - want) <= 1e-12 * max(1.0, abs(want)), (c["variant"], c["judge"], key, c[key], want)
+        assert c["df"] < c["clusters"] - 1
+        assert c["ci_method"] == "cluster_cr2_bm" and c["cr1_method"] == "cluster_t"
+        t = sps.t.ppf(0.975, c["clusters"] - 1)
+        assert c["cr1_ci_low"] == pytest.approx(c["mean"] - t * c["se_clustered"], rel=1e-12)
+        seen += 1
+    assert seen == 6  # A, B pooled and per judge

@@ -189,3 +189,83 @@ def test_pass_k_interval_all_pass_is_not_a_point() -> None:
     assert one.estimate == 0.75 and (one.ci_low, one.ci_high) == (None, None)
     with pytest.raises(ValueError, match="unknown pass"):
         st.pass_k_interval([1], [2], ["s"], 1, method="nope")
+
+
+# --------------------------------------------------------------------------- the scorecard cell's CR2
+
+
+def _close(a: float, b: float, tol: float = 1e-12) -> bool:
+    return abs(a - b) <= tol * max(1.0, abs(b))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_cell_cr2_closed_form_matches_dense_matrices(seed: int) -> None:
+    """The cell's CR2 and Bell-McCaffrey df from per-cluster counts and residual sums
+    (st.cr2_mean_from_sums through cell_summary / cell_summary_sorted) on unbalanced
+    clusters (1 to 40 values each, G = 2..12, some clusters of one value) equal the dense
+    matrices of Pustejovsky & Tipton to 1e-12 and stats.cluster_mean_cr2."""
+    rng = np.random.default_rng(500 + seed)
+    g = int(rng.integers(2, 13))
+    sizes = rng.integers(1, 41, g)
+    sizes[rng.integers(0, g)] = 1  # one cluster of a single value
+    cl = np.repeat(np.arange(g), sizes)
+    y = rng.normal(size=cl.size) * 2 + rng.normal(size=g)[cl] * 3 + rng.integers(0, 10, cl.size)
+    se, df = dense_cr2(y, np.ones((y.size, 1)), cl, np.array([1.0]))
+    t = sps.t.ppf(0.95, df)
+    perm = rng.permutation(cl.size)
+    cs = st.cell_summary(y[perm], cl[perm], 0.9, bootstrap=False)
+    order = np.lexsort((y, cl))
+    ss = st.cell_summary_sorted(y[order], cl[order], 0.9)
+    ref = st.cluster_mean_cr2(y, cl, 0.9)
+    for c in (cs, ss):
+        assert c.se_cr2 is not None and c.df_cr2 is not None and c.ci_low_cr2 is not None
+        assert _close(c.se_cr2, se) and _close(c.df_cr2, df), (c.se_cr2, se, c.df_cr2, df)
+        assert _close(c.ci_low_cr2, y.mean() - t * se) and _close(c.ci_high_cr2, y.mean() + t * se)
+        assert _close(c.se_cr2, ref.se) and _close(c.df_cr2, ref.df)
+        assert _close(c.ci_low_cr2, ref.ci_low) and _close(c.ci_high_cr2, ref.ci_high)
+        assert 1.0 <= c.df_cr2 <= g - 1 + 1e-12
+        # the CR1 beside it is unchanged: t(G - 1) on clustered_se
+        lo, hi = st.t_interval(y.mean(), st.clustered_se(y, cl), g - 1, 0.9)
+        assert (c.se_clustered, c.ci_low, c.ci_high) == (pytest.approx(st.clustered_se(y, cl), rel=1e-13),
+                                                         pytest.approx(lo, rel=1e-13), pytest.approx(hi, rel=1e-13))
+
+
+def test_cell_cr2_closed_form_by_hand() -> None:
+    """Counts 1, 2, 3 (n = 6, pi = 1/6, 1/3, 1/2) and residual sums S = 1, -2, 1:
+    var = sum_g (S_g / n)^2 / (1 - pi_g) = (1/36)(6/5 + 4 * 3/2 + 2) = (1/36)(46/5) = 23/90;
+    w = pi^2 / (1 - pi) = 1/30, 1/6, 1/2: sum w = 7/10, sum w^2 = 1/900 + 1/36 + 1/4 = 251/900,
+    sum pi^2 = 1/36 + 1/9 + 1/4 = 7/18; df = 1 / (7/18 + 49/100 - 251/900) = 1 / (350 + 441 - 251)
+    * 900 = 900/540 = 5/3."""
+    var, df = st.cr2_mean_from_sums(np.array([1, 2, 3]), np.array([1.0, -2.0, 1.0]))
+    assert var == pytest.approx(23 / 90, rel=1e-14)
+    assert df == pytest.approx(5 / 3, rel=1e-14)
+    # equal clusters: G - 1 df and the CR1 factor G / (G - 1)
+    var, df = st.cr2_mean_from_sums(np.array([4, 4, 4, 4]), np.array([1.0, -1.0, 2.0, -2.0]))
+    assert df == pytest.approx(3.0, rel=1e-14)
+    assert var == pytest.approx(4 / 3 * 10 / 256, rel=1e-14)
+    assert st.cr2_mean_from_sums(np.array([5]), np.array([0.0])) is None
+
+
+def test_cell_cr2_is_zero_exactly_when_cr1_is() -> None:
+    """A degenerate design (every cluster at the same mean) has a zero-width interval under both;
+    floating-point noise in the residual sums does not make one of them non-zero."""
+    y = np.array([0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1])  # 0.1 is not exact: residuals ~1e-17
+    cl = np.array([0, 0, 0, 1, 2, 2, 2])
+    c = st.cell_summary(y, cl, bootstrap=False)
+    assert c.se_clustered == 0.0 and c.se_cr2 == 0.0
+    assert c.ci_low_cr2 == c.ci_high_cr2 == c.mean and c.ci_low == c.ci_high
+    y2 = np.array([1.0, 3.0, 2.0, 2.0, 1.0, 2.0, 3.0])  # cluster means 2, 2, 2: S_g = 0
+    c2 = st.cell_summary(y2, cl, bootstrap=False)
+    assert c2.se_clustered == 0.0 and c2.se_cr2 == 0.0 and c2.df_cr2 is not None
+    one = st.cell_summary(np.array([1.0, 2.0]), np.array([0, 0]), bootstrap=False)
+    assert (one.se_cr2, one.df_cr2, one.ci_low_cr2, one.ci_high_cr2) == (None, None, None, None)
+
+
+def test_t_quantile_is_scipy_t_ppf_bit_for_bit() -> None:
+    """stats._t_ppf (scipy.special.stdtrit, fast for the cells' many Bell-McCaffrey dfs) is
+    scipy.stats.t.ppf, bit for bit, on integer and fractional df, at the confidences used."""
+    rng = np.random.default_rng(3)
+    dfs = [1.0, 2.0, 3.0, 19.0, 1e6, float("inf"), *rng.uniform(1.0, 60.0, 300).tolist()]
+    for q in (0.95, 0.975, 0.995, 0.9):
+        for df in dfs:
+            assert st._t_ppf(q, df) == float(sps.t.ppf(q, df)), (q, df)

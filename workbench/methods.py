@@ -151,7 +151,8 @@ VOCABULARY: dict[str, Method] = {
 
 #: where a method is recorded -> what it is used for there (a reader's words)
 PLACES: dict[str, str] = {
-    "scorecard.ci_method": "scorecard cell intervals",
+    "scorecard.ci_method": "scorecard cell intervals (headline)",
+    "scorecard.cr1_method": "scorecard cells, beside",
     "scorecard.boot_low": "scorecard bootstrap intervals",
     "bootstrap.method": "the joint bootstrap of every bootstrap interval",
     "census.missing_rate_ci_method": "missing-rate intervals (census cells)",

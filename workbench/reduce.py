@@ -14,9 +14,10 @@ and contrasts are thereby resampled jointly: a contrast's bootstrap is coherent 
 cells' (the same resamples), and the cost is resamples x scenarios x cells, not rows.
 
 What is still computed from the valid values and not from this reduction, and why:
-the scorecard's mean, naive and CR1 clustered SE, ICC and design effect
-(:func:`workbench.stats.cell_summary`) are algebraically functions of (n_g, S_g, SS_g)
-(mean = sum S / sum n; CR1 from S_g - n_g * mean; ICC from SS_g, S_g^2 / n_g), but the
+the scorecard's mean, naive, CR1 and CR2 clustered SE (with its Bell-McCaffrey df), ICC and
+design effect (:func:`workbench.stats.cell_summary`) are algebraically functions of (n_g, S_g,
+SS_g) (mean = sum S / sum n; CR1 and CR2 from S_g - n_g * mean and n_g; ICC from SS_g,
+S_g^2 / n_g), but the
 sufficient-statistic forms round differently in the last bits, and the published golden
 results must not change; the per-cell value arrays are cheap (valid n floats). Paired
 judge offsets need the within-item pairs (agreement statistics, Wilcoxon, kappa) and the

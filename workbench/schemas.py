@@ -199,8 +199,8 @@ SCORECARD = Schema("scorecard", {
     "variant": _S, "judge": _S, "subset": _S, "field": _S,
     "mean": _F, "valid_n": _I, "rows": _I, "clusters": _I, "cluster": _S,
     "zero_filled_mean": _F, "zero_filled_diff": _F,
-    "lower_bound": _F, "upper_bound": _F, "se": _F, "se_clustered": _F,
-    "ci_low": _F, "ci_high": _F, "ci_method": _S,
+    "lower_bound": _F, "upper_bound": _F, "se": _F, "se_clustered": _F, "se_cr2": _F, "df": _F,
+    "ci_low": _F, "ci_high": _F, "ci_method": _S, "cr1_ci_low": _F, "cr1_ci_high": _F, "cr1_method": _S,
     "boot_low": _F, "boot_high": _F, "icc": _F, "design_effect": _F,
     "status": _S, "absent": _I,
 })

@@ -53,6 +53,7 @@ __all__ = [
     "ClusterInference",
     "CR2_METHOD",
     "cluster_mean_cr2",
+    "cr2_mean_from_sums",
     "diff_cr2",
     "diff_cr2_sides",
     "cluster_side",
@@ -139,6 +140,15 @@ class CellStats:
         One-way ANOVA ICC(1); may be negative; None when undefined.
     design_effect : float or None
         Kish design effect 1 + (m - 1) * icc; None when icc is None.
+    se_cr2 : float or None
+        CR2 cluster-robust standard error of the mean (:func:`cr2_mean_from_sums`); None
+        when G < 2. Zero exactly when ``se_clustered`` is zero (the same degenerate design).
+    df_cr2 : float or None
+        Bell-McCaffrey degrees of freedom of the mean (G - 1 with equal clusters, fewer
+        when they are unequal); None with ``se_cr2``.
+    ci_low_cr2, ci_high_cr2 : float or None
+        CR2 t interval with ``df_cr2`` degrees of freedom (the scorecard's headline since
+        issue 24's follow-up; ``ci_low``/``ci_high`` stay the CR1 t(G - 1) interval).
     """
 
     mean: float | None
@@ -152,6 +162,10 @@ class CellStats:
     boot_high: float | None
     icc: float | None
     design_effect: float | None
+    se_cr2: float | None = None
+    df_cr2: float | None = None
+    ci_low_cr2: float | None = None
+    ci_high_cr2: float | None = None
 
 
 @dataclass(frozen=True)
@@ -414,9 +428,12 @@ def _pair(a: ArrayLike, b: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.f
 
 @functools.lru_cache(maxsize=4096)
 def _t_ppf(q: float, df: float) -> float:
-    """``scipy.stats.t.ppf(q, df)`` as a float, remembered: the scorecard asks it once per cell,
-    mostly with the same degrees of freedom (the same number, bit for bit)."""
-    return float(_sps.t.ppf(q, df))
+    """``scipy.stats.t.ppf(q, df)`` as a float, remembered: the scorecard asks it once per cell
+    (CR1: the same G - 1 mostly; CR2: a Bell-McCaffrey df per cell). Computed by
+    ``scipy.special.stdtrit``, the function ``t.ppf`` evaluates (the same number, bit for bit;
+    ``tests/test_stats_cr2.py``), without its argument handling: 1 us, not about 100 us, per
+    distinct df."""
+    return float(_sps_special.stdtrit(df, q))
 
 
 @functools.lru_cache(maxsize=64)
@@ -563,12 +580,62 @@ def _clustered_se_codes(x: NDArray[np.float64], codes: NDArray[np.intp], g: int)
     n = x.size
     if n < 2 or g < 2:
         return None
-    resid = x - x.mean()
-    sums = np.bincount(codes, weights=resid, minlength=g)
+    return _cr1_from_sums(_resid_sums(x, codes, g), n, g, x)
+
+
+def _resid_sums(x: NDArray[np.float64], codes: NDArray[np.intp], g: int) -> NDArray[np.float64]:
+    """S_g: the per-cluster sums of the residuals x - mean (the sufficient statistic of the
+    intercept-only model's CR1 and CR2 meat)."""
+    return np.bincount(codes, weights=x - x.mean(), minlength=g)
+
+
+def _cr1_from_sums(sums: NDArray[np.float64], n: int, g: int, x: NDArray[np.float64]) -> float:
+    """CR1 se of the mean from the residual sums S_g (n >= 2, g >= 2)."""
     k = 1
     factor = g / (g - 1) * (n - 1) / (n - k)
     var = factor * float(np.sum(sums * sums)) / (n * n)
     return _flush(math.sqrt(max(var, 0.0)), x)
+
+
+def cr2_mean_from_sums(counts: ArrayLike, sums: ArrayLike) -> tuple[float, float] | None:
+    """CR2 variance and Bell-McCaffrey df of a mean from per-cluster counts and residual sums.
+
+    Closed forms for the intercept-only model y = b0 + e (X = 1, H = J / n; Bell & McCaffrey
+    2002, Pustejovsky & Tipton 2018 eq. 5 and Theorem 2 with Phi = I), in terms of the
+    cluster shares pi_g = n_g / n and the residual sums S_g = sum_{i in g} (y_i - ybar):
+
+    * H_gg = J_{n_g} / n has the eigenvalue pi_g on 1_g and 0 elsewhere, so
+      A_g = (I - H_gg)^{-1/2} scales 1_g by 1 / sqrt(1 - pi_g) and
+      X_g' A_g e_g = S_g / sqrt(1 - pi_g)::
+
+          var = sum_g S_g^2 / (n^2 (1 - pi_g))
+
+    * p_g = a_g 1_g with a_g = 1 / (n sqrt(1 - pi_g)), q_g = (I - J / n) p_g, so
+      q_g'q_h = a_g a_h (delta_gh n_g - n_g n_h / n): sum_g q_g'q_g = 1 / n and, with
+      w_g = pi_g^2 / (1 - pi_g), sum_{g,h} (q_g'q_h)^2 = (sum_g pi_g^2 + sum_{g != h} w_g w_h) / n^2::
+
+          df = 1 / (sum_g pi_g^2 + (sum_g w_g)^2 - sum_g w_g^2)
+
+      (G - 1 with equal clusters; it depends on the counts only, not on the residuals).
+
+    O(G) from the sufficient statistics; ``counts`` are the n_g > 0 of the G clusters and
+    ``sums`` their S_g. None when G < 2 (a cluster holding every value: 1 - pi_g = 0).
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    s = np.asarray(sums, dtype=np.float64)
+    if c.size < 2:
+        return None
+    n = float(c.sum())
+    pi = c / n
+    one_minus = 1.0 - pi
+    if np.any(one_minus <= 0.0):
+        return None
+    sn = s / n
+    var = float(np.sum(sn * sn / one_minus))
+    w = pi * pi / one_minus
+    sw = float(w.sum())
+    den = float(pi @ pi) + max(sw * sw - float(w @ w), 0.0)
+    return var, 1.0 / den
 
 
 def t_interval(
@@ -750,8 +817,11 @@ def cell_summary(
     """Return a :class:`CellStats` summary (mean, valid n, naive and clustered error bars).
 
     Combines :func:`mean_se`, :func:`clustered_se` (CR1, Liang & Zeger 1986),
-    :func:`t_interval` with df = G - 1, :func:`cluster_bootstrap_mean`,
-    :func:`icc_oneway` (Donner 1986) and :func:`design_effect` (Kish 1965).
+    :func:`t_interval` with df = G - 1, the CR2 standard error with Bell-McCaffrey df
+    (:func:`cr2_mean_from_sums` on the same residual sums: ``se_cr2``, ``df_cr2``,
+    ``ci_low_cr2``/``ci_high_cr2``, the numbers of :func:`cluster_mean_cr2`),
+    :func:`cluster_bootstrap_mean`, :func:`icc_oneway` (Donner 1986) and
+    :func:`design_effect` (Kish 1965).
 
     Parameters
     ----------
@@ -778,11 +848,12 @@ def cell_summary(
     x = _values(values)
     codes, g = _codes(clusters, x.size)
     mean, se = mean_se(x)
-    se_cl = clustered_se(x, codes)
+    sizes = np.bincount(codes, minlength=g) if g > 0 else None
+    se_cl, cr2 = _cell_clustered(x, codes, g, sizes, mean, c)
     ci_low, ci_high = t_interval(mean, se_cl, g - 1, c)
     boot_low, boot_high = cluster_bootstrap_mean(x, codes, resamples, seed, c) if bootstrap else (None, None)
     icc = icc_oneway(x, codes)
-    deff = design_effect(icc, np.bincount(codes, minlength=g)) if g > 0 else None
+    deff = design_effect(icc, sizes) if sizes is not None else None
     return CellStats(
         mean=mean,
         n=int(x.size),
@@ -795,7 +866,31 @@ def cell_summary(
         boot_high=boot_high,
         icc=icc,
         design_effect=deff,
+        **cr2,
     )
+
+
+_NO_CR2: dict[str, float | None] = {"se_cr2": None, "df_cr2": None, "ci_low_cr2": None, "ci_high_cr2": None}
+
+
+def _cell_clustered(x: NDArray[np.float64], codes: NDArray[np.intp], g: int, sizes: NDArray[np.intp] | None,
+                    mean: float | None, confidence: float) -> tuple[float | None, dict[str, float | None]]:
+    """A cell's CR1 se and its CR2 fields (:class:`CellStats`) from one pass over the values:
+    the residual sums S_g feed both (:func:`cr2_mean_from_sums`). The CR2 se is zero exactly
+    when the CR1 se is (flushed as floating-point noise: the same degenerate designs)."""
+    n = x.size
+    if n < 2 or g < 2 or sizes is None or mean is None:
+        return None, dict(_NO_CR2)
+    sums = _resid_sums(x, codes, g)
+    se_cl = _cr1_from_sums(sums, n, g, x)
+    var_df = cr2_mean_from_sums(sizes, sums)
+    if var_df is None:  # pragma: no cover - g >= 2 dense clusters each hold a value
+        return se_cl, dict(_NO_CR2)
+    var, df = var_df
+    se2 = 0.0 if se_cl == 0.0 else math.sqrt(max(var, 0.0))
+    df = max(df, 1.0)
+    lo, hi = t_interval(mean, se2, df, confidence)
+    return se_cl, {"se_cr2": se2, "df_cr2": df, "ci_low_cr2": lo, "ci_high_cr2": hi}
 
 
 def cell_summary_sorted(values: ArrayLike, codes: ArrayLike, confidence: float = 0.95) -> CellStats:
@@ -820,13 +915,14 @@ def cell_summary_sorted(values: ArrayLike, codes: ArrayLike, confidence: float =
     else:
         dense, g = np.zeros(0, dtype=np.intp), 0
     mean, se = mean_se(x)
-    se_cl = _clustered_se_codes(x, dense, g)
+    sizes = np.bincount(dense, minlength=g) if g > 0 else None
+    se_cl, cr2 = _cell_clustered(x, dense, g, sizes, mean, c)
     ci_low, ci_high = t_interval(mean, se_cl, g - 1, c)
     icc = _icc_codes(x, dense, g)
-    deff = design_effect(icc, np.bincount(dense, minlength=g)) if g > 0 else None
+    deff = design_effect(icc, sizes) if sizes is not None else None
     return CellStats(mean=mean, n=int(x.size), clusters=int(g), se=se, se_clustered=se_cl,
                      ci_low=ci_low, ci_high=ci_high, boot_low=None, boot_high=None, icc=icc,
-                     design_effect=deff)
+                     design_effect=deff, **cr2)
 
 
 # ---------------------------------------------------------------------------

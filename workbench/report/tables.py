@@ -1092,11 +1092,11 @@ def _computed_on(r: Report) -> dict[str, str]:
     cs = headline_contrasts(doc)
     unit = "scenarios" if cfg.cluster is None else f"clusters ({cfg.cluster_name})"
     on = {
-        "cluster_t": f"{conf}; pooled {r.headline} cells on {_span([c['clusters'] for c in cells])} "
-        f"{unit}; beside each offset and contrast",
-        "cluster_cr2_bm": f"{conf}; {len(offsets)} pooled offsets, {len(cs)} contrasts on "
-        f"{_span([int(c['cr1_df']) + 1 for c in cs if c.get('cr1_df')])} {unit}; Bell-McCaffrey "
-        f"df {_df_span([c.get('df') for c in cs] + [o.get('df') for o in offsets])}",
+        "cluster_t": f"{conf}; beside each scorecard cell, offset and contrast",
+        "cluster_cr2_bm": f"{conf}; pooled {r.headline} cells on {_span([c['clusters'] for c in cells])} "
+        f"{unit} (Bell-McCaffrey df {_df_span([c.get('df') for c in cells])}); {len(offsets)} pooled "
+        f"offsets, {len(cs)} contrasts on {_span([int(c['cr1_df']) + 1 for c in cs if c.get('cr1_df')])} "
+        f"{unit}; Bell-McCaffrey df {_df_span([c.get('df') for c in cs] + [o.get('df') for o in offsets])}",
         "joint_cluster_bootstrap_multinomial": f"{conf}; {_resamples_text(doc, cfg)}, seed {cfg.seed}; "
         f"offsets on {_span([o['clusters'] for o in offsets])} {unit}",
         "wilson_design_effect_t": f"{conf}; per judge x variant cell (denominator: judgments, planned "
