@@ -101,6 +101,10 @@ def human_section(rows: pl.DataFrame, cfg: Config, labels: pl.DataFrame | None =
         sec["why"], sec["explanation"] = why, REASONS[why]
         return sec
 
+    if labels is None and "judge" in rows.columns and not rows.lazy().select(
+            (pl.col("judge").cast(pl.String) == cfg.human_judge).any()).collect().item():
+        # no human label anywhere: nothing to build (the item table of a 1M-row run is ~0.1 GB)
+        return stop("no_human_labels")
     items = _items(rows, cfg)
     if labels is not None:
         items = pl.concat([items, _items(labels, cfg)]).group_by(*_ITEM, "judge").agg(
