@@ -252,6 +252,9 @@ def test_summary_names_cells_no_rule_reproduces(tmp_path: Path) -> None:
     assert summary.startswith("1 of 2 published cells reproduces under valid_mean and zero_filled "
                               "alike")
     assert "1 cell reproduces under no rule; nearest: A overall" in summary
+    # the first screen's line (issue 26): counts per kind of rule, no rule names or values
+    assert check.published_headline(checks) == ("1 of 2 published cells reproduces under more than one rule "
+                                                 "alike; 1 reproduces under no rule")
 
 
 # --------------------------------------------------------------------------- claims

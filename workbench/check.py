@@ -648,6 +648,49 @@ _PHRASES = {
 }
 
 
+#: the one-line summary's phrases (:func:`published_headline`): no rule names; the section has them
+_SHORT = {
+    "zero": "only when missing scores count as 0",
+    "valid": "from the valid scores",
+    "item": "only as a mean of per-item averages",
+    "all_rows": "only with every row averaged as read, re-runs included",
+    "min": "only with missing scores at the rubric minimum",
+    "sentinel_dropped": "only with the sentinels dropped and out-of-range scores kept",
+    "sentinel_kept": "only with sentinels such as -1 averaged in",
+    "harness": "by the harness's own rule",
+    "all": "under more than one rule alike",
+    "none": "under no rule",
+}
+
+
+def published_headline(checks: list[dict[str, Any]]) -> str:
+    """The published check in one short sentence for a first screen (counts per kind of rule,
+    how many cells cannot be tied to one rule); :func:`published_summary` has the detail."""
+    total = len(checks)
+    if not total:
+        return "no published cells to check"
+    groups: dict[str, int] = {}
+    for rec in checks:
+        cat = _category(rec)
+        groups[cat] = groups.get(cat, 0) + 1
+    parts: list[str] = []
+    for cat in (*_SHORT, "finding"):
+        n = groups.get(cat)
+        if not n:
+            continue
+        subject = (f"{n} of {total} published {'cell' if total == 1 else 'cells'}" if not parts
+                   else f"{n}")
+        if cat == "finding":
+            parts.append(f"{subject} cannot be checked")
+        else:
+            parts.append(f"{subject} {'reproduces' if n == 1 else 'reproduce'} {_SHORT[cat]}")
+    # cells several rules reproduce alike are already said; the others that name no one rule
+    amb = sum(1 for r in checks if r.get("ambiguous") and _category(r) != "all")
+    if amb:
+        parts.append(f"{amb} cannot be tied to one rule")
+    return "; ".join(parts)
+
+
 def published_summary(checks: list[dict[str, Any]]) -> str:
     """One sentence: how many published cells each kind of rule reproduces, from the records
     of the :func:`published_check` table (results.json ``published_check``).

@@ -173,12 +173,13 @@ def _lead_published(r: Report) -> str:
     checks = r.doc.get("published_check")
     if checks is None:
         return "No published scorecard was given (--published), so no published number was audited."
-    summary = r.doc.get("published_summary")
-    if isinstance(summary, Mapping):
-        summary = summary.get("text") or summary.get("sentence")
-    if summary:
-        s = str(summary)
-        return s[:1].upper() + s[1:] + ("" if s.endswith(".") else ".")
+    if checks:
+        from ..check import published_headline
+
+        s = published_headline(list(checks))
+        # the first screen's one line; each cell's rules, the nearest rule and the ambiguities
+        # are in the section's table (results.json published_summary has the long sentence)
+        return s[:1].upper() + s[1:] + "; each cell's rules are in the table below."
     return f"{_plural(len(checks), 'published cell')} checked against every aggregation rule."
 
 
