@@ -412,3 +412,31 @@ def test_methods_name_the_sign_flip_form_each_offset_used() -> None:
         "Monte-Carlo: 1 of 4 records on 150 scenarios, 10000 patterns; "
         "large-sample normal form: 2 of 4 records on 3123 to 3332 scenarios")
     assert _sign_flip_on({"judge_offsets": []}) == "-"
+
+
+def test_notebook_outputs_read_well_untrusted_and_the_page_uses_the_class_copy() -> None:
+    """Issue 26: JupyterLab drops <style> from an untrusted notebook's outputs ("3Null census",
+    centred notes, bare tables): the text/html output carries inline styles, the page is built
+    from the class-based copy, and no text or tag changes between the two."""
+    import re as _re
+
+    from workbench.report.export import notebook_fragments
+    from workbench.report.markup import FRAGMENT_MIME, Html, inline_styles, table
+
+    frag = Html('<h2 id="census" class="wb-h2"><span class="wb-num">3</span>Null census</h2>'
+                '<p class="wb-lead">note</p><script>var s = "<td>";</script>'
+                + str(table(["variant", "n"], [["a<b", 3]], numeric=[1], caption="why")))
+    bundle = frag._repr_mimebundle_()
+    assert bundle[FRAGMENT_MIME] == str(frag)
+    inline = bundle["text/html"]
+    assert inline == inline_styles(str(frag))
+    assert 'class="wb-num" style="display:inline-block;min-width:30px' in inline
+    assert 'class="wb-lead" style="text-align:left' in inline
+    assert _re.search(r"<caption style=\"caption-side:bottom;text-align:left", inline)
+    outside = _re.sub(r"<script>.*?</script>", "", inline)
+    assert all("style=" in t for t in _re.findall(r"<t[hd]\b[^>]*>", outside))
+    assert '<script>var s = "<td>";</script>' in inline  # scripts untouched
+    assert _re.sub(r' style="[^"]*"', "", inline) == str(frag)  # only style attributes added
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [
+        {"output_type": "execute_result", "data": bundle}]}]}
+    assert notebook_fragments(nb) == [str(frag)]

@@ -103,7 +103,11 @@ def human_section(rows: pl.DataFrame, cfg: Config, labels: pl.DataFrame | None =
 
     if labels is None and "judge" in rows.columns and not rows.lazy().select(
             (pl.col("judge").cast(pl.String) == cfg.human_judge).any()).collect().item():
-        # no human label anywhere: nothing to build (the item table of a 1M-row run is ~0.1 GB)
+        # no human label anywhere: nothing to build (the item table of a 1M-row run is ~0.1 GB);
+        # the judges with a valid score, as the item table would list them
+        fld = cfg.headline
+        sec["judges"] = sorted(str(j) for j in cell_rows(rows).filter(pl.col(fld).is_not_null())
+                               .select(pl.col("judge").cast(pl.String).unique())["judge"].drop_nulls().to_list())
         return stop("no_human_labels")
     items = _items(rows, cfg)
     if labels is not None:

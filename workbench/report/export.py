@@ -22,7 +22,7 @@ from ..errors import WorkbenchError
 from ..text import gate_summary
 from .assets import _EMBED_JS, _TEMPLATE, CSS, TABLES_JS
 from .kernel import execute
-from .markup import esc
+from .markup import FRAGMENT_MIME, esc
 
 
 def _inline_script(code: str) -> str:
@@ -209,8 +209,11 @@ def notebook_fragments(nb: Any) -> list[str]:
             continue
         for o in cell.get("outputs", []):
             data = o.get("data") or {}
-            if o.get("output_type") in ("execute_result", "display_data") and "text/html" in data:
-                h = data["text/html"]
+            if o.get("output_type") not in ("execute_result", "display_data"):
+                continue
+            # the class-based copy the page is built from; text/html is the inline-styled one
+            h = data.get(FRAGMENT_MIME, data.get("text/html"))
+            if h is not None:
                 out.append("".join(h) if isinstance(h, list) else str(h))
     return out
 

@@ -13,12 +13,87 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+#: the notebook output's copy of a fragment as the report page uses it (class-based styles);
+#: ``text/html`` holds the inline-styled copy an untrusted JupyterLab notebook can show
+FRAGMENT_MIME = "text/vnd.workbench.fragment+html"
+
 
 class Html(str):
-    """Trusted HTML: built here from escaped parts. Displays as HTML in Jupyter."""
+    """Trusted HTML: built here from escaped parts. Displays as HTML in Jupyter.
+
+    In a notebook the ``text/html`` output is :func:`inline_styles` of it (JupyterLab drops
+    ``<style>`` from an untrusted notebook's outputs but keeps safe inline styles, so headings,
+    notes and tables still read well); the page itself is built from the class-based copy
+    (:data:`FRAGMENT_MIME`)."""
 
     def _repr_html_(self) -> str:
-        return str(self)
+        return inline_styles(str(self))
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/html": inline_styles(str(self)), FRAGMENT_MIME: str(self)}
+
+
+#: inline styles by class (light colours: what an untrusted notebook shows without the page's CSS)
+_CLASS_STYLES = {
+    "wb-h2": "font-size:21px;margin:30px 0 4px;padding-top:10px;border-top:1px solid #e3e7ec;text-align:left",
+    "wb-num": "display:inline-block;min-width:30px;color:#5d6570;font-weight:500",
+    "wb-lead": "font-size:15px;margin:4px 0 14px;text-align:left",
+    "wb-dim": "color:#5d6570",
+    "wb-badge": "display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600",
+    "wb-banner": "border-radius:6px;padding:10px 14px;margin:10px 0;text-align:left;border:1px solid #e3e7ec",
+    "wb-good": "background:#e6f4ec;color:#19703e",
+    "wb-warn": "background:#fdf1d8;color:#8a5a00",
+    "wb-bad": "background:#fbe6e3;color:#a4281b",
+    "wb-neutral": "background:#e9eef4;color:#41556b",
+    "wb-muted": "background:#eeeeee;color:#555555",
+    "wb-table": "border-collapse:collapse;font-size:13.5px;margin:8px 0 14px",
+    "wb-notes": "margin:0;padding-left:16px;font-size:12.5px;color:#4b5560;text-align:left",
+    "wb-findings": "border:1px solid #e3e7ec;border-left:4px solid #1f5fa8;border-radius:6px;padding:6px 18px",
+}
+_TAG_STYLES = {
+    "th": "text-align:left;font-weight:600;border-bottom:2px solid #cfd6de;padding:5px 8px;vertical-align:bottom",
+    "td": "text-align:left;padding:5px 8px;border-bottom:1px solid #e3e7ec;vertical-align:top",
+    "caption": "caption-side:bottom;text-align:left;color:#5d6570;font-size:12.5px;padding-top:4px",
+    "p": "text-align:left", "ol": "text-align:left", "ul": "text-align:left", "li": "text-align:left",
+    "h1": "text-align:left", "h2": "text-align:left", "summary": "text-align:left;cursor:pointer",
+}
+_NUM_STYLE = "text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap"
+_START_TAG = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)(\s[^<>]*)?>")
+_CLASS_ATTR = re.compile(r"""\sclass=(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
+_STYLE_ATTR = re.compile(r"""\sstyle=(?:"([^"]*)"|'([^']*)')""")
+
+
+def inline_styles(fragment: str) -> str:
+    """``fragment`` with the report's main class rules written as inline ``style`` attributes
+    (a tag's own style kept last, so it wins); no tag is added or removed and no text changes."""
+
+    def one(m: re.Match[str]) -> str:
+        tag, attrs = m.group(1), m.group(2) or ""
+        low = tag.lower()
+        if low in ("style", "script", "svg", "path", "g", "img", "a", "br", "meta", "link"):
+            return m.group(0)
+        cm = _CLASS_ATTR.search(attrs)
+        classes = (next(g for g in cm.groups() if g is not None).split() if cm else [])
+        parts = [_TAG_STYLES[low]] if low in _TAG_STYLES else []
+        parts += [_CLASS_STYLES[c] for c in classes if c in _CLASS_STYLES]
+        if low in ("td", "th") and "num" in classes:
+            parts.append(_NUM_STYLE)
+        if not parts:
+            return m.group(0)
+        sm = _STYLE_ATTR.search(attrs)
+        own = next((g for g in sm.groups() if g is not None), "") if sm else ""
+        style = ";".join([*parts, own] if own else parts)
+        rest = _STYLE_ATTR.sub("", attrs) if sm else attrs
+        slash = "/" if rest.rstrip().endswith("/") else ""
+        rest = rest.rstrip().rstrip("/") if slash else rest
+        return f'<{tag}{rest} style="{style}"{slash}>'
+
+    # scripts, styles and SVG are left exactly as they are
+    pieces = _RAW_BLOCK.split(fragment)
+    return "".join(p if i % 2 else _START_TAG.sub(one, p) for i, p in enumerate(pieces))
+
+
+_RAW_BLOCK = re.compile(r"(<script\b.*?</script>|<style\b.*?</style>|<svg\b.*?</svg>)", re.S | re.I)
 
 
 def esc(x: Any) -> str:
