@@ -40,7 +40,7 @@ import polars as pl
 from . import clusters, ingest, stats
 from .config import Config
 from .paired import _kappa_labels
-from .selection import cell_rows
+from .selection import cell_rows, in_cells
 
 METHOD = stats.PPI_METHOD
 
@@ -106,8 +106,9 @@ def human_section(rows: pl.DataFrame, cfg: Config, labels: pl.DataFrame | None =
         # no human label anywhere: nothing to build (the item table of a 1M-row run is ~0.1 GB);
         # the judges with a valid score, as the item table would list them
         fld = cfg.headline
-        sec["judges"] = sorted(str(j) for j in cell_rows(rows).filter(pl.col(fld).is_not_null())
-                               .select(pl.col("judge").cast(pl.String).unique())["judge"].drop_nulls().to_list())
+        sec["judges"] = sorted(str(j) for j in rows.lazy().filter(in_cells() & pl.col(fld).is_not_null())
+                               .select(pl.col("judge").cast(pl.String).unique()).collect()["judge"]
+                               .drop_nulls().to_list())
         return stop("no_human_labels")
     items = _items(rows, cfg)
     if labels is not None:
