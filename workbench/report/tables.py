@@ -357,8 +357,10 @@ def scorecard_tables(r: Report) -> Html:
     head = [
         tip("rank", "the interval of ranks the Holm-adjusted contrasts allow"),
         "variant",
-        tip(f"{hl} mean (valid/rows) [{conf} CI]", f"mean over valid rows, {conf} cluster t interval "
-            "(scenarios as clusters)"),
+        tip(f"{hl} mean (valid/rows) [{conf} CI]", f"mean over valid rows, {conf} interval "
+            + (", ".join(sorted({str(c["ci_method"]) for c in doc.get("scorecard") or [] if c.get("ci_method")}))
+               or "none") + " (see Methods), clusters: "
+            + ("scenarios" if cfg.cluster is None else str(cfg.cluster_name))),
         tip("bootstrap", f"{conf} cluster bootstrap interval"),
         tip("zero-filled (shift)", "zero-filled mean (missing scores as 0) and, in brackets, the shift: "
             "zero-filled minus valid mean"),
