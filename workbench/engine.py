@@ -69,7 +69,7 @@ import pyarrow as pa
 
 from .config import KEY_FIELDS, Config, FieldPath
 from .errors import InputError
-from .files import gzip_isize, path_match, path_regex_groups
+from .files import gzip_isize, gzip_over, path_match, path_regex_groups
 
 BLOCK_BYTES = 16 * 1024 * 1024
 """Decompressed bytes read at a time; a block's lines are decoded together. 16 MB, not 32:
@@ -436,9 +436,11 @@ def blocks(path: str, limit: int, too_big: Callable[[str, int | str, int], Input
                     yield ba
                 digest.append(h.hexdigest())
                 return
-            isize = gzip_isize(fh, size)  # size mod 2**32 of the last member
+            isize = gzip_isize(fh, size)  # size mod 2**32 of the last member: a quick first no
             if isize is not None and isize > limit:
                 raise too_big(path, f"about {isize}", limit)
+            if gzip_over(path, limit):  # every member counted before a row is read
+                raise too_big(path, f"more than {limit}", limit)
             fh.seek(0)
         except OSError as exc:
             raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc

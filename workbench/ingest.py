@@ -126,7 +126,8 @@ limit with ``WORKBENCH_MAX_INPUT_BYTES``."""
 
 
 def _too_big(path: str, size: int | str, limit: int) -> InputError:
-    return InputError(path, f"{size} bytes{' after decompression' if path.endswith('.gz') else ''}, "
+    gz = " after decompression (all its gzip members counted)" if path.endswith(".gz") else ""
+    return InputError(path, f"{size} bytes{gz}, "
                             f"over the limit of {limit} bytes per input file (split it, or set "
                             "WORKBENCH_MAX_INPUT_BYTES)")
 
@@ -151,6 +152,10 @@ def _gunzip(raw: bytes, path: str) -> bytes:
         isize = int.from_bytes(raw[-4:], "little")  # size mod 2**32 of the last member
         if isize > limit:
             raise _too_big(path, f"about {isize}", limit)
+    from .files import gzip_size
+
+    if gzip_size(io.BytesIO(raw), limit) > limit:  # every member counted, none held
+        raise _too_big(path, f"more than {limit}", limit)
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(raw)) as fh:
             data = fh.read(limit + 1)

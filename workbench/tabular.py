@@ -331,6 +331,11 @@ def read_csv_blocks(path: str, delimiter: str, result: Result, limit: int | None
         gz = path.endswith(".gz")
         if limit is not None and too_big is not None and not gz and size > limit:
             raise too_big(path, size, limit)
+        if limit is not None and too_big is not None and gz:
+            from .files import gzip_over
+
+            if gzip_over(path, limit):  # every member counted before a record is read
+                raise too_big(path, f"more than {limit}", limit)
         hashed = io.BufferedReader(_Hashing(raw, path, None, None, digest), 1 << 20)
         binary: Any = hashed
         if gz:
