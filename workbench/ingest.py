@@ -24,6 +24,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -54,8 +55,29 @@ _UNSET = msgspec.UNSET
 
 # value kinds, assigned per value in one pass
 _ABSENT, _NULL, _NUMBER, _STRING, _BOOL, _OTHER = range(6)
+
+
+class BeyondFloat(float):
+    """A JSON number literal past the float range (an integer of 400 or 5,000 digits, ``1e400``):
+    +-inf as a float, with ``what`` saying what the literal was. It is ``out_of_range`` (a finite
+    number, outside every rubric), never ``invalid_number`` (which is NaN and Infinity, not
+    numbers), and its reason shows ``what`` instead of "inf"."""
+
+    what: str
+
+    def __new__(cls, negative: bool, what: str) -> BeyondFloat:
+        obj = super().__new__(cls, float("-inf") if negative else float("inf"))
+        obj.what = what
+        return obj
+
+
+def beyond_int(text: str) -> str:
+    digits = len(text.lstrip("+-"))
+    return f"{'a negative' if text.startswith('-') else 'an'} integer of {digits} digits (beyond the float range)"
+
+
 _KIND = {type(None): _NULL, int: _NUMBER, float: _NUMBER, str: _STRING, bool: _BOOL,
-         type(_UNSET): _ABSENT}
+         type(_UNSET): _ABSENT, BeyondFloat: _NUMBER}
 
 
 @dataclass(frozen=True)
@@ -256,12 +278,21 @@ class _Spec:
 
 
 def _parse_int(text: str) -> int | float:
-    """JSON integers for the slow path: one with more digits than Python converts is +-inf
-    (as far outside any rubric as ``1e400``, which ``json`` also reads as inf)."""
+    """JSON integers for the slow path: one with more digits than Python converts (4,300) is a
+    :class:`BeyondFloat` (out of every rubric, as is one of 400 digits or ``1e400``)."""
     try:
         return int(text)
     except ValueError:
-        return float("-inf") if text.startswith("-") else float("inf")
+        return BeyondFloat(text.startswith("-"), beyond_int(text))
+
+
+def _parse_float(text: str) -> float:
+    """JSON decimals for the slow path: one past the float range (``1e400``) is a
+    :class:`BeyondFloat`, not inf."""
+    f = float(text)
+    if math.isinf(f):
+        return BeyondFloat(f < 0, f"{text if len(text) <= 24 else text[:21] + '...'} (beyond the float range)")
+    return f
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -288,7 +319,7 @@ def _slow_decode(line: bytes, spec: _Spec) -> tuple[Any, str | None]:
     except UnicodeDecodeError as exc:
         return None, f"not valid UTF-8 (byte {exc.start})"
     try:
-        obj = json.loads(text, parse_int=_parse_int)
+        obj = json.loads(text, parse_int=_parse_int, parse_float=_parse_float)
     except json.JSONDecodeError as exc:
         return None, f"not JSON: {exc.msg} (column {exc.colno})"
     except RecursionError:
@@ -317,7 +348,7 @@ def _decode_array(data: bytes, path: str, spec: _Spec) -> tuple[list[Any], dict[
         if not spec.key_tokens or not _suspect_duplicates(data, rows, spec):
             return rows, {}, len(rows)
         try:
-            items = json.loads(data, object_pairs_hook=_pairs_hook, parse_int=_parse_int)
+            items = json.loads(data, object_pairs_hook=_pairs_hook, parse_int=_parse_int, parse_float=_parse_float)
         except (ValueError, RecursionError):
             return rows, {}, len(rows)
         errors = {}
@@ -329,7 +360,7 @@ def _decode_array(data: bytes, path: str, spec: _Spec) -> tuple[list[Any], dict[
         return rows, errors, len(rows)
     try:
         text = data.decode("utf-8")
-        items = json.loads(text, parse_int=_parse_int)
+        items = json.loads(text, parse_int=_parse_int, parse_float=_parse_float)
     except UnicodeDecodeError as exc:
         raise InputError(path, f"not valid UTF-8 (byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
@@ -406,8 +437,12 @@ def _path_text(p: FieldPath) -> str:
 def _to_float(v: Any) -> float:
     try:
         return float(v)
-    except OverflowError:  # an integer beyond the float range: as good as infinite
-        return float("-inf") if v < 0 else float("inf")
+    except OverflowError:  # an integer beyond the float range: out of every rubric
+        try:
+            text = str(v)
+        except ValueError:  # past what str() converts (4,300 digits)
+            text = ("-" if v < 0 else "") + "9" * int(abs(v).bit_length() * 0.30103)
+        return BeyondFloat(v < 0, beyond_int(text))
 
 
 def _score_columns(values: list[Any], name: str) -> dict[str, pl.Series]:
@@ -420,13 +455,27 @@ def _score_columns(values: list[Any], name: str) -> dict[str, pl.Series]:
     if nums.null_count() != n - kinds.count(_NUMBER):  # ints too large for a float
         nums = pl.Series([_to_float(v) if k == _NUMBER else None
                           for v, k in zip(values, kinds, strict=True)], dtype=pl.Float64)
-    if kind_set & {_STRING, _BOOL, _OTHER}:
-        strs = pl.Series([v if k == _STRING else (_short_repr(v) if k >= _BOOL else None)
+    beyond = nums.is_infinite().any() and any(isinstance(v, BeyondFloat) or (type(v) is int and abs(v) > _FMAX)
+                                              for v in values)
+    if kind_set & {_STRING, _BOOL, _OTHER} or beyond:  # a number past the float range: what it was
+        strs = pl.Series([v if k == _STRING else (_short_repr(v) if k >= _BOOL else _beyond_text(v))
                           for v, k in zip(values, kinds, strict=True)], dtype=pl.String)
     else:
         strs = pl.repeat(None, n, dtype=pl.String, eager=True)
     kind = pl.Series(kinds, dtype=pl.Int8)
     return {f"{name}__kind": kind, f"{name}__num": nums, f"{name}__str": strs}
+
+
+_FMAX = 1.7976931348623157e308
+
+
+def _beyond_text(v: Any) -> str | None:
+    """What a number past the float range was (the ``__str`` of a number: None for the others)."""
+    if isinstance(v, BeyondFloat):
+        return v.what
+    if type(v) is int and abs(v) > _FMAX:
+        return _to_float(v).what  # type: ignore[attr-defined]
+    return None
 
 
 def _short_repr(v: Any) -> str:
@@ -586,7 +635,9 @@ def _status_exprs(name: str, cfg: Config) -> list[pl.Expr]:
         .when(kind == _NULL).then(pl.lit("null"))
         .when(sentinel.fill_null(False)).then(pl.lit("sentinel"))
         .when(num.is_null()).then(pl.lit("non_numeric"))
-        .when(num.is_nan() | num.is_infinite()).then(pl.lit("invalid_number"))
+        # +-inf from a number literal past the float range (its text in __str) is out_of_range
+        .when(num.is_nan() | (num.is_infinite() & ~((kind == _NUMBER) & sval.is_not_null())))
+        .then(pl.lit("invalid_number"))
         .when(~in_range).then(pl.lit("out_of_range"))
         .otherwise(pl.lit("valid"))
     )
@@ -656,6 +707,7 @@ def _classify(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     lo, hi = _fmt_num(cfg.rubric_min), _fmt_num(cfg.rubric_max)
     raw = pl.col(f"{hl}__raw")
     value_text = pl.coalesce(
+        pl.when(pl.col(f"{hl}__kind") == _NUMBER).then(pl.col(f"{hl}__str")),  # past the float range
         pl.concat_str(pl.lit("'"), pl.col(f"{hl}__str"), pl.lit("'")),
         # an integral value reads 85, not 85.0 (beyond Int64 it falls through to the float text)
         pl.when(raw == raw.round()).then(raw.cast(pl.Int64, strict=False).cast(pl.String)),
@@ -855,7 +907,7 @@ def _dup_reason(dup: tuple[str, Any, Any]) -> str:
 def _duplicate_key(line: bytes) -> str | None:
     """The reason a line holds an object with a repeated key, or None."""
     try:
-        obj = json.loads(line, object_pairs_hook=_pairs_hook, parse_int=_parse_int)
+        obj = json.loads(line, object_pairs_hook=_pairs_hook, parse_int=_parse_int, parse_float=_parse_float)
     except (ValueError, RecursionError):
         return None
     d = _inner_dup(obj)
