@@ -1253,7 +1253,8 @@ def merge_parts(parts: Sequence[tuple[pl.DataFrame, SourceFile] | InputError], c
     for src in sources:
         if src.path not in with_valid:
             counts = _bucket_summary(df.filter(pl.col("file") == src.path))
-            problems.append(InputError(src.path, f"no valid row at all ({counts}){_fit_hint(src.path, cfg, df)}"))
+            problems.append(InputError(src.path, f"no valid row at all ({counts}){_line_end_hint(src.path)}"
+                                                 f"{_fit_hint(src.path, cfg, df)}"))
     if problems:  # the files that could not be read (in file order), then those without a valid row
         raise _all_problems(problems, n_parts)
     if notes is not None:
@@ -1387,6 +1388,18 @@ def _all_problems(problems: list[InputError], n_files: int) -> InputError:
         return problems[0]
     text = " | ".join(str(p) for p in problems)
     return InputError(f"{len(problems)} of {n_files} inputs", f"unusable: {text}")
+
+
+def _line_end_hint(path: str) -> str:
+    """For "no valid row at all": a file whose lines end in CR only (classic Mac OS line ends:
+    no LF in its first 64 KiB, a CR in them) says so, since JSON lines are split at LF."""
+    from .tabular import _head
+
+    head = _head(path, 1 << 16)
+    if b"\n" in head or b"\r" not in head:
+        return ""
+    return ("; the file has CR line ends and no LF (its CR-separated records read as one line): "
+            "convert them, e.g. tr '\\r' '\\n' < FILE > FILE.jsonl")
 
 
 def _fit_hint(path: str, cfg: Config, df: pl.DataFrame) -> str:
