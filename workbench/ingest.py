@@ -167,8 +167,8 @@ def _read_raw(path: str) -> bytes:
 
 
 def _gunzip(raw: bytes, path: str) -> bytes:
-    """Decompress with a bounded output: at most :func:`max_input_bytes` (a gzip bomb stops
-    there, and its trailer's size field refuses the common case before any work)."""
+    """Decompress with a bounded output: at most :func:`max_input_bytes`, every member counted
+    first (:func:`workbench.files.gzip_size`) so a bomb is refused before it is held."""
     limit = max_input_bytes()
     if len(raw) >= 18 and raw[:2] == b"\x1f\x8b":
         isize = int.from_bytes(raw[-4:], "little")  # size mod 2**32 of the last member
