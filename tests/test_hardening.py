@@ -843,3 +843,40 @@ def test_huge_integers_are_out_of_range_with_a_true_reason(tmp_path: Path) -> No
     assert got["bucket"].to_list() == ["out_of_range", "out_of_range"], got.to_dicts()
     reasons = got["reason"].to_list()
     assert "inf" not in reasons[0] and "5000 digits" in reasons[0], reasons
+
+
+def _arena_lines(n: int = 6) -> list[str]:
+    return [json.dumps({"question_id": f"q{i}", "model": "m", "judge": "j",
+                        "games": [{"score": "A>B"}, {"score": "B>A" if i % 2 else "A=B"}]}) for i in range(n)]
+
+
+def test_a_deep_jsonl_line_is_malformed_with_its_reason_on_every_path(tmp_path: Path) -> None:
+    lines = [json.dumps(r) for r in rows()]
+    lines.insert(3, '{"scenario": "s0", "variant": "a", "trial": 9, "judge": "j", "overall": ' + _deep_array() + "}")
+    arena = _arena_lines()
+    arena.insert(2, '{"question_id": "qx", "model": "m", "judge": "j", "games": ' + _deep_array() + "}")
+    for name, text, extra, line in (("rows.jsonl", lines, [], 4), ("m.jsonl", arena, ["--preset", "arena-hard"], 3)):
+        p = tmp_path / name
+        p.write_text("\n".join(text) + "\n", encoding="utf-8")
+        out = tmp_path / f"o-{name}"
+        o = run_cli(["analyze", str(p), "--out", str(out), *extra, *FAST, "--no-gate"])
+        # (an exploded row is two judgments: the ledger check of check_outcome counts lines)
+        assert check_outcome(o, out_dir=None if extra else out) == [] and o.code in (0, 1), o.err
+        import polars as pl
+
+        bad = pl.read_parquet(out / "rows.parquet").filter(pl.col("bucket") == "malformed")
+        assert bad.select("line", "reason").rows() == [(line, "not JSON: nested too deeply")]
+
+
+def test_native_readers_read_gzip_within_the_same_budget(tmp_path: Path, monkeypatch) -> None:
+    p = tmp_path / "m.jsonl.gz"
+    p.write_bytes(gzip.compress(("\n".join(_arena_lines()) + "\n").encode()))
+    out = tmp_path / "o"
+    o = run_cli(["analyze", str(p), "--preset", "arena-hard", "--out", str(out), *FAST, "--no-gate"])
+    assert check_outcome(o) == [] and o.code in (0, 1), o.err
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert doc["ledger"]["valid"] == 12, doc["ledger"]
+    monkeypatch.setenv("WORKBENCH_MAX_INPUT_BYTES", str(8 << 20))
+    _multi_member_gzip(p, 4 << 20, 3)
+    _one_line_refusal(["analyze", str(p), "--preset", "arena-hard", "--out", str(tmp_path / "o2"), *FAST],
+                      "m.jsonl.gz", "over the limit of 8388608 bytes")

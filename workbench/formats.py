@@ -119,10 +119,11 @@ def _base_rows(path: str, cfg: Config) -> list[tuple[int, Any, str | None]]:
     fmt = file_format(path, cfg.format)
     if fmt in ("csv", "tsv", "parquet"):
         return _tabular_rows(path, fmt, cfg)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
+    from .ingest import _gunzip, _read_raw
+
+    data = _read_raw(path)  # the input-size limit
+    if path.endswith(".gz"):
+        data = _gunzip(data, path)  # every member counted against the same limit
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     if not data.strip():
@@ -133,7 +134,9 @@ def _base_rows(path: str, cfg: Config) -> list[tuple[int, Any, str | None]]:
             items = _loads(data.decode("utf-8"))
         except UnicodeDecodeError as exc:
             raise InputError(path, f"not valid UTF-8 (byte {exc.start})") from exc
-        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+        except RecursionError as exc:
+            raise InputError(path, "not a JSON array the workbench reads: nested too deeply") from exc
+        except (json.JSONDecodeError, ValueError) as exc:
             raise InputError(path, f"not a JSON array: {exc}") from exc
         if not isinstance(items, list):
             raise InputError(path, f"expected a JSON array of row objects, got a JSON {_json_type(items)}")
@@ -154,7 +157,9 @@ def _base_rows(path: str, cfg: Config) -> list[tuple[int, Any, str | None]]:
             out.append((i, None, f"not valid UTF-8 (byte {exc.start})"))
         except json.JSONDecodeError as exc:
             out.append((i, None, f"not JSON: {exc.msg} (column {exc.colno})"))
-        except (RecursionError, ValueError) as exc:
+        except RecursionError:
+            out.append((i, None, "not JSON: nested too deeply"))
+        except ValueError as exc:
             out.append((i, None, f"not JSON: {exc}"))
     return out
 
