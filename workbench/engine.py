@@ -947,9 +947,8 @@ def _block_frame(con: Any, lines: Lines, plan: Plan | None, path: str, cfg: Conf
     first = np.full(n, ord("{"), dtype=np.uint8)
     nonempty = lengths > 0
     first[nonempty] = arr[starts[nonempty]]
-    cand = np.flatnonzero(~nonempty | _PY_WS[first])
-    blank = np.zeros(n, dtype=bool)
-    for i in cand.tolist():
+    blank = ~nonempty  # an empty line is blank without a look (a block of newlines: no loop)
+    for i in np.flatnonzero(nonempty & _PY_WS[first]).tolist():
         blank[i] = not lines.line(i).strip()
     ok = np.zeros(n, dtype=bool)
     frames: list[pl.DataFrame] = []
