@@ -313,7 +313,7 @@ def _check_header(path: str, header: dict[str, Any]) -> None:
     objects for ``eval.scorers``)."""
     def need(v: Any, kind: type, where: str) -> None:
         if v is not None and not isinstance(v, kind):
-            want = "an object" if kind is dict else "a list"
+            want = {dict: "an object", list: "a list", str: "a string"}[kind]
             raise InputError(path, f"Inspect log: field '{where}' is a JSON {_json_type(v)}, expected {want}")
 
     ev, res = header.get("eval"), header.get("results")
@@ -327,6 +327,7 @@ def _check_header(path: str, header: dict[str, Any]) -> None:
             need(sc, dict, f"{where}[{k}]")
             if sc is None:
                 raise InputError(path, f"Inspect log: field '{where}[{k}]' is null, expected an object")
+            need(sc.get("name"), str, f"{where}[{k}].name")
             metrics = sc.get("metrics")
             if where == "results.scores":
                 need(metrics, dict, f"{where}[{k}].metrics")
