@@ -665,7 +665,11 @@ def first_row(path: str, fmt: str) -> dict[str, Any] | None:
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise InputError(path, f"not a readable Parquet file: {_arrow_msg(exc)}") from exc
         return None
-    gen = read_csv_blocks(path, "\t" if fmt == "tsv" else ",", Result(), block_records=64)
+    from .ingest import _too_big, max_input_bytes
+
+    # the input-size limit here too: a gzip bomb is refused before the look, not read through
+    gen = read_csv_blocks(path, "\t" if fmt == "tsv" else ",", Result(), block_records=64,
+                          limit=max_input_bytes(), too_big=_too_big)
     try:
         for block in gen:
             for r in block.rows:
