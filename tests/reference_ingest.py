@@ -43,11 +43,34 @@ def short_repr(v: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+class Beyond(float):
+    """A number literal past the float range: +-inf, with what it was (out_of_range, issue 28)."""
+
+    what: str
+
+    def __new__(cls, negative: bool, what: str) -> Beyond:
+        obj = super().__new__(cls, -math.inf if negative else math.inf)
+        obj.what = what
+        return obj
+
+
+def beyond_int(text: str) -> str:
+    sign = "a negative" if text.startswith("-") else "an"
+    return f"{sign} integer of {len(text.lstrip('+-'))} digits (beyond the float range)"
+
+
 def parse_int(text: str) -> int | float:
     try:
         return int(text)
     except ValueError:
-        return float("-inf") if text.startswith("-") else float("inf")
+        return Beyond(text.startswith("-"), beyond_int(text))
+
+
+def parse_float(text: str) -> float:
+    f = float(text)
+    if math.isinf(f):
+        return Beyond(f < 0, f"{text if len(text) <= 24 else text[:21] + '...'} (beyond the float range)")
+    return f
 
 
 def json_type(obj: Any) -> str:
@@ -83,7 +106,7 @@ def first_duplicate(line: bytes) -> tuple[str, Any, Any] | None:
         return obj
 
     try:
-        json.loads(line, object_pairs_hook=hook, parse_int=parse_int)
+        json.loads(line, object_pairs_hook=hook, parse_int=parse_int, parse_float=parse_float)
     except (ValueError, RecursionError):
         return None
     return found[0] if found else None
@@ -97,7 +120,7 @@ def decode(line: bytes, tokens: list[bytes]) -> tuple[dict | None, str | None]:
     except UnicodeDecodeError as exc:
         return None, f"not valid UTF-8 (byte {exc.start})"
     try:
-        obj = json.loads(text, parse_int=parse_int)
+        obj = json.loads(text, parse_int=parse_int, parse_float=parse_float)
     except json.JSONDecodeError as exc:
         return None, f"not JSON: {exc.msg} (column {exc.colno})"
     except RecursionError:
@@ -203,12 +226,14 @@ def extract(obj: dict, cfg: Config, groups: dict[str, str], null_groups: list[st
             kind, num, s = KIND_NULL, None, None
         elif type(v) is bool:
             kind, num, s = KIND_BOOL, None, short_repr(v)
-        elif type(v) in (int, float):
+        elif type(v) in (int, float, Beyond):
+            s = v.what if type(v) is Beyond else None
             try:
                 num = float(v)
             except OverflowError:
                 num = -math.inf if v < 0 else math.inf
-            kind, s = KIND_NUMBER, None
+                s = beyond_int(str(v))
+            kind = KIND_NUMBER
         elif type(v) is str:
             kind, num, s = KIND_STRING, None, v
         else:

@@ -111,6 +111,72 @@ def good_lines(n: int = 12) -> list[bytes]:
                         "overall": 3 + (s + i) % 6}).encode() for s in range(n) for i, v in enumerate("ab")]
 
 
+# --------------------------------------------------------------------------- Inspect logs
+
+any_json_st = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False), st.text(max_size=4)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3)),
+    max_leaves=6)
+
+
+@st.composite
+def inspect_log_st(draw: Any) -> tuple[dict[str, Any], list[Any]]:
+    """An Inspect log whose fields are of the documented types or, each with some chance, any
+    JSON value (issue 28: ``samples: 5``, ``eval: [1]``, a sample that is ``5``...)."""
+    def maybe(good: Any) -> Any:
+        return draw(any_json_st) if draw(st.integers(0, 5)) == 0 else good
+
+    scorer = {"name": maybe("g"), "metrics": maybe({"accuracy": maybe({"value": maybe(0.5)})}),
+              "params": maybe({}), "metadata": maybe({})}
+    ev = {"task": maybe("t"), "model": maybe("m"), "run_id": maybe("r"), "task_file": maybe("t.py"),
+          "dataset": maybe({"samples": maybe(4), "sample_ids": maybe([1, 2, 3, 4])}),
+          "scorers": maybe([maybe({"name": maybe("g"), "metrics": maybe([maybe({"name": "accuracy"})])})])}
+    header = {"version": 2, "status": maybe("success"), "eval": maybe(ev),
+              "results": maybe({"scores": maybe([maybe(scorer)])})}
+    samples = [maybe({"id": maybe(i), "epoch": maybe(1), "error": maybe(None),
+                      "scores": maybe({"g": maybe({"value": maybe(draw(st.sampled_from(["C", "I", "P", 1, 0])))})})})
+               for i in range(1, draw(st.integers(1, 5)) + 1)]
+    return header, samples
+
+
+@SETTINGS
+@given(log=inspect_log_st(), zipped=st.booleans())
+def test_fuzz_inspect_logs(tmp_path_factory: pytest.TempPathFactory, log: tuple[dict[str, Any], list[Any]],
+                           zipped: bool) -> None:
+    import zipfile
+
+    root = _fresh(tmp_path_factory)
+    header, samples = log
+    if zipped:
+        p = root / "log.eval"
+        with zipfile.ZipFile(p, "w") as z:
+            z.writestr("header.json", json.dumps(header))
+            for i, smp in enumerate(samples, start=1):
+                z.writestr(f"samples/{i}_epoch_1.json", json.dumps(smp))
+    else:
+        p = root / "log.json"
+        p.write_text(json.dumps({**header, "samples": samples}), encoding="utf-8")
+    out = root / "out"
+    before = snapshot(root, out)
+    o = run_cli(["analyze", str(p), "--preset", "inspect", "--out", str(out), *FAST])
+    # (not check_outcome's ledger check: a log's ledger counts sample x scorer rows, its
+    # inputs[].lines the samples; the buckets must still add up to the ledger's lines)
+    problems = check_outcome(o)
+    if snapshot(root, out) != before:
+        problems.append("changed outside --out")
+    _count(problems)
+    assert problems == [], problems
+    if o.code == 2:
+        assert "log." in o.err, o.err
+    elif (out / "results.json").is_file():
+        led = json.loads((out / "results.json").read_text(encoding="utf-8"))["ledger"]
+        assert sum(v for k, v in led.items() if k not in ("lines", "missing_planned") and v) == led["lines"], led
+    from workbench.detect import classify
+
+    preset, why = classify(str(p))  # --preset auto's look: a reason, never an exception
+    assert preset in ("inspect", "?", None) and why.startswith("log."), (preset, why)
+
+
 # --------------------------------------------------------------------------- content
 
 

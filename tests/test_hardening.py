@@ -539,3 +539,353 @@ def test_ctrl_c_at_the_start_is_one_line(tmp_path: Path) -> None:
         pytest.skip("the run ended before the signal")
     assert p.returncode == 130, err
     assert "Traceback" not in err and err.strip().splitlines()[-1] == "workbench: interrupted"
+
+
+# --------------------------------------------------------------------------- issue 28: readers
+
+DEEP = 100_000
+
+
+def _deep_array() -> str:
+    return "[" * DEEP + "]" * DEEP
+
+
+def _deep_object() -> str:
+    return '{"a":' * DEEP + "1" + "}" * DEEP
+
+
+def _one_line_refusal(argv: list[str], *fragments: str) -> str:
+    o = run_cli(argv)
+    assert o.traceback is None, o.traceback[-800:]
+    assert check_outcome(o) == [], check_outcome(o)
+    assert o.code == 2, (o.code, o.err)
+    for f in fragments:
+        assert f in o.err, o.err
+    return o.err
+
+
+def _multi_member_gzip(path: Path, chunk: int, members: int, first: bytes = b"") -> None:
+    """``members`` gzip members of ``chunk`` newlines each, then one small member (so the
+    trailer's ISIZE, the last member's size, says 1 byte); ``first``: a member before them."""
+    one = gzip.compress(b"\n" * chunk, compresslevel=9)
+    with open(path, "wb") as fh:
+        if first:
+            fh.write(gzip.compress(first))
+        for _ in range(members):
+            fh.write(one)
+        fh.write(gzip.compress(b"\n"))
+
+
+@pytest.mark.parametrize(("name", "first"), [("bomb.jsonl.gz", b""), ("bomb.json.gz", b"[\n"),
+                                             ("bomb.csv.gz", b"scenario,variant,trial,judge,overall\n")])
+def test_multi_member_gzip_is_counted_before_a_row_is_read(tmp_path: Path, monkeypatch, name: str,
+                                                           first: bytes) -> None:
+    # before: the capped read went through 32 MiB of lines first (JSONL 13 s and 1.5 GB RSS,
+    # CSV 59 s and 1.0 GB: --preset auto's look read the CSV to its first record, no limit)
+    monkeypatch.setenv("WORKBENCH_MAX_INPUT_BYTES", str(32 << 20))
+    p = tmp_path / name
+    _multi_member_gzip(p, 4 << 20, 10, first)  # 40 MiB of newlines, trailer 1 byte
+    t0 = time.monotonic()
+    err = _one_line_refusal(["analyze", str(p), "--out", str(tmp_path / "o"), *FAST],
+                            name, "over the limit of 33554432 bytes", "all its gzip members")
+    assert time.monotonic() - t0 < 8
+    assert "\n" not in err.rstrip("\n")
+
+
+@pytest.mark.slow
+def test_multi_member_gzip_bomb_of_2_7_gb_is_refused_fast_with_bounded_memory(tmp_path: Path) -> None:
+    p = tmp_path / "bomb.jsonl.gz"
+    _multi_member_gzip(p, 64 << 20, 41)  # 2.75 GB of newlines in 2.6 MB
+    assert p.stat().st_size < 4 << 20
+    code = ("import resource, sys\nfrom workbench.cli import main\nc = main()\n"
+            "print('MAXRSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\nsys.exit(c)")
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-c", code, "analyze", str(p), "--out", str(tmp_path / "o"), *FAST],
+                       capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    took = time.monotonic() - t0
+    assert r.returncode == 2, (r.returncode, r.stderr[-800:])
+    assert "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr[-800:]
+    assert "over the limit" in r.stderr
+    rss_mb = int(r.stdout.split("MAXRSS")[1].split()[0]) / 1024
+    assert took < 10, took
+    assert rss_mb < 600, rss_mb
+
+
+def _raw_zip(path: Path, entries: list[tuple[str, bytes, int, int, int]], method: int = 8,
+             central: list[int] | None = None) -> None:
+    """A zip written by hand: entries (name, compressed data, crc, uncompressed size, flags);
+    ``central`` lists which entry each central-directory record points at (duplicates allowed)."""
+    import struct
+
+    out = bytearray()
+    offsets = []
+    for name, data, crc, usize, flags in entries:
+        nb = name.encode()
+        offsets.append(len(out))
+        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, flags, method, 0, 0, crc, len(data), usize, len(nb), 0)
+        out += nb + data
+    cd = bytearray()
+    order = central if central is not None else list(range(len(entries)))
+    for i in order:
+        name, data, crc, usize, flags = entries[i]
+        nb = name.encode()
+        cd += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, flags, method, 0, 0, crc, len(data), usize,
+                          len(nb), 0, 0, 0, 0, 0, offsets[i])
+        cd += nb
+    start = len(out)
+    out += cd
+    out += struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(order), len(order), len(cd), start, 0)
+    path.write_bytes(bytes(out))
+
+
+def _deflate_repeated(chunk: bytes, times: int) -> bytes:
+    """One raw deflate stream of ``chunk`` repeated ``times`` times, built from one compressed
+    copy (a full flush makes every copy's bytes the same), so a 4 GB member costs a second."""
+    import zlib
+
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    one = c.compress(chunk) + c.flush(zlib.Z_FULL_FLUSH)
+    return one * times + zlib.compressobj(9, zlib.DEFLATED, -15).flush()
+
+
+def _inspect_header() -> dict:
+    return {"version": 2, "status": "success", "eval": {"task": "t", "model": "m", "run_id": "r"},
+            "results": {"scores": [{"name": "g", "metrics": {}}]}}
+
+
+def _inspect_sample(i: int = 1, value: object = "C") -> dict:
+    return {"id": i, "epoch": 1, "scores": {"g": {"value": value}}}
+
+
+def _write_eval(path: Path, header: dict | str, members: dict[str, str]) -> str:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("header.json", header if isinstance(header, str) else json.dumps(header))
+        for name, text in members.items():
+            z.writestr(name, text)
+    return str(path)
+
+
+def test_eval_bomb_of_4_gb_is_refused_from_its_declared_size(tmp_path: Path) -> None:
+    import zlib
+
+    hdr = json.dumps(_inspect_header()).encode()
+    chunk = b" " * (10 << 20)
+    data = _deflate_repeated(chunk, 400)  # 4.19 GB of spaces in 4 MB
+    entries = [("header.json", zlib.compress(hdr, 9)[2:-4], zlib.crc32(hdr), len(hdr), 0),
+               ("samples/1_epoch_1.json", data, 0, 0xFFFF0000, 0)]
+    p = tmp_path / "bomb.eval"
+    _raw_zip(p, entries)
+    assert p.stat().st_size < 8 << 20
+    t0 = time.monotonic()
+    _one_line_refusal(["analyze", str(p), "--preset", "inspect", "--out", str(tmp_path / "o"), *FAST],
+                      "bomb.eval", "samples/1_epoch_1.json", "over the limit")
+    assert time.monotonic() - t0 < 10
+
+
+def test_eval_member_over_the_limit_and_total_over_the_limit(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("WORKBENCH_MAX_INPUT_BYTES", str(8 << 20))
+    p = _write_eval(tmp_path / "big.eval", _inspect_header(), {"samples/1_epoch_1.json": " " * (9 << 20)})
+    _one_line_refusal(["analyze", p, "--preset", "inspect", "--out", str(tmp_path / "o"), *FAST],
+                      "samples/1_epoch_1.json", "over the limit of 8388608 bytes")
+    members = {f"samples/{i}_epoch_1.json": json.dumps(_inspect_sample(i)) + " " * (2 << 20) for i in range(1, 6)}
+    p = _write_eval(tmp_path / "many.eval", _inspect_header(), members)
+    _one_line_refusal(["analyze", p, "--preset", "inspect", "--out", str(tmp_path / "o2"), *FAST],
+                      "many.eval", "over the limit of 8388608 bytes", "members")
+
+
+def test_eval_with_a_member_listed_twice_is_refused(tmp_path: Path) -> None:
+    import zlib
+
+    hdr = json.dumps(_inspect_header()).encode()
+    s = json.dumps(_inspect_sample()).encode()
+    entries = [("header.json", zlib.compress(hdr, 9)[2:-4], zlib.crc32(hdr), len(hdr), 0),
+               ("samples/1_epoch_1.json", zlib.compress(s, 9)[2:-4], zlib.crc32(s), len(s), 0)]
+    p = tmp_path / "dup.eval"
+    _raw_zip(p, entries, central=[0, 1, 1, 1, 1, 1, 1, 1, 1])
+    _one_line_refusal(["analyze", str(p), "--preset", "inspect", "--out", str(tmp_path / "o"), *FAST],
+                      "dup.eval", "samples/1_epoch_1.json", "more than once")
+
+
+@pytest.mark.parametrize(("flags", "method", "fragment"), [(1, 8, "encrypted"), (0, 9, "compression method")])
+def test_eval_member_encrypted_or_deflate64_is_one_line(tmp_path: Path, flags: int, method: int,
+                                                        fragment: str) -> None:
+    import zlib
+
+    hdr = json.dumps(_inspect_header()).encode()
+    s = json.dumps(_inspect_sample()).encode()
+    p = tmp_path / "odd.eval"
+    _raw_zip(p, [("header.json", zlib.compress(hdr, 9)[2:-4], zlib.crc32(hdr), len(hdr), flags),
+                 ("samples/1_epoch_1.json", zlib.compress(s, 9)[2:-4], zlib.crc32(s), len(s), flags)],
+             method=method)
+    for preset in ("inspect", "auto"):
+        _one_line_refusal(["analyze", str(p), "--preset", preset, "--out", str(tmp_path / preset), *FAST],
+                          "odd.eval", fragment)
+
+
+def test_eval_member_named_with_5000_digits_is_read(tmp_path: Path) -> None:
+    members = {f"samples/{'7' * 5000}_epoch_1.json": json.dumps(_inspect_sample(1)),
+               "samples/2_epoch_1.json": json.dumps(_inspect_sample(2, "I"))}
+    p = _write_eval(tmp_path / "long.eval", _inspect_header(), members)
+    o = run_cli(["analyze", p, "--preset", "inspect", "--out", str(tmp_path / "o"), *FAST])
+    assert check_outcome(o) == [], check_outcome(o)
+    assert o.code in (0, 1, 2) and "Exceeds the limit" not in o.err
+
+
+def _deep_cases(tmp_path: Path) -> list[tuple[str, list[str], tuple[str, ...]]]:
+    cases = []
+    f = tmp_path / "deep.json"
+    f.write_text(_deep_array(), encoding="utf-8")
+    cases.append(("array, no preset", [str(f)], ("deep.json", "nested too deeply")))
+    f = tmp_path / "deep.jsonl"
+    f.write_text(_deep_object() + "\n", encoding="utf-8")
+    cases.append(("object, --preset auto", [str(f), "--preset", "auto"], ("deep.jsonl",)))
+    f = tmp_path / "deepobj.json"
+    f.write_text(_deep_object(), encoding="utf-8")
+    cases.append(("object .json, no preset", [str(f)], ("deepobj.json",)))
+    f = tmp_path / "log.json"
+    f.write_text(json.dumps({**_inspect_header(), "samples": ["X"]}).replace('"X"', _deep_array()), encoding="utf-8")
+    cases.append(("inspect .json", [str(f), "--preset", "inspect"], ("log.json", "nested too deeply")))
+    cases.append(("inspect .json auto", [str(f), "--preset", "auto"], ("log.json",)))
+    p = _write_eval(tmp_path / "deep.eval", _inspect_header(), {"samples/1_epoch_1.json": _deep_array()})
+    cases.append((".eval member", [p, "--preset", "inspect"], ("deep.eval", "samples/1_epoch_1.json",
+                                                               "nested too deeply")))
+    p = _write_eval(tmp_path / "deephdr.eval", _deep_object(), {})
+    cases.append((".eval header", [p, "--preset", "inspect"], ("deephdr.eval", "header.json", "nested too deeply")))
+    cases.append((".eval header auto", [p, "--preset", "auto"], ("deephdr.eval",)))
+    d = tmp_path / "data" / "arena-hard-v0.1"
+    (d / "model_judgment" / "j").mkdir(parents=True)
+    judg = d / "model_judgment" / "j" / "m.jsonl"
+    judg.write_text(json.dumps({"question_id": "q1", "model": "m", "judge": "j",
+                                "games": [{"score": "A>B"}, {"score": "B>A"}]}) + "\n", encoding="utf-8")
+    (d / "question.jsonl").write_text('{"question_id": "q1"}\n' + _deep_object() + "\n", encoding="utf-8")
+    cases.append(("arena-hard question.jsonl", [str(judg), "--preset", "arena-hard"],
+                  ("question.jsonl:2", "nested too deeply")))
+    f = tmp_path / "annotations.json"
+    f.write_text("[" + _deep_object() + "]", encoding="utf-8")
+    cases.append(("alpaca-eval", [str(f), "--preset", "alpaca-eval"], ("annotations.json",)))
+    f = tmp_path / "ws.json"
+    f.write_text("[" + _deep_array() + "]", encoding="utf-8")
+    cases.append(("wildbench", [str(f), "--preset", "wildbench"], ("ws.json",)))
+    return cases
+
+
+def test_deep_nesting_is_one_line_in_every_reader(tmp_path: Path) -> None:
+    broken = []
+    for i, (label, args, fragments) in enumerate(_deep_cases(tmp_path)):
+        o = run_cli(["analyze", *args, "--out", str(tmp_path / f"o{i}"), *FAST])
+        problems = check_outcome(o)
+        if o.code != 2 or problems or not all(f in o.err for f in fragments):
+            broken.append((label, o.code, problems[:1] or o.err[:200]))
+    assert broken == []
+
+
+@pytest.mark.parametrize(("change", "fragment"), [
+    ({"samples": 5}, "'samples'"),
+    ({"eval": [1]}, "'eval'"),
+    ({"results": {"scores": [5]}}, "results.scores"),
+    ({"results": {"scores": [{"name": "g", "metrics": [1]}]}}, "metrics"),
+    ({"results": 3}, "'results'"),
+    ({"eval": {"task": "t", "model": "m", "dataset": [1]}}, "eval.dataset"),
+    ({"eval": {"task": "t", "model": "m", "scorers": "g"}}, "eval.scorers"),
+])
+@pytest.mark.parametrize("suffix", [".json", ".eval"])
+def test_mistyped_inspect_logs_are_one_line(tmp_path: Path, change: dict, fragment: str, suffix: str) -> None:
+    head = {**_inspect_header(), **change}
+    samples = head.pop("samples", [_inspect_sample(1), _inspect_sample(2, "I")])
+    if suffix == ".json":
+        p = tmp_path / "log.json"
+        p.write_text(json.dumps({**head, "samples": samples}), encoding="utf-8")
+        path = str(p)
+    else:
+        if not isinstance(samples, list):
+            return  # an .eval log's samples are its members
+        path = _write_eval(tmp_path / "log.eval", head,
+                           {f"samples/{i}_epoch_1.json": json.dumps(s) for i, s in enumerate(samples, 1)})
+    _one_line_refusal(["analyze", path, "--preset", "inspect", "--out", str(tmp_path / "o"), *FAST],
+                      "log" + suffix, fragment)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".eval"])
+def test_inspect_sample_that_is_not_an_object_is_a_malformed_row(tmp_path: Path, suffix: str) -> None:
+    samples: list = [_inspect_sample(i, "C" if i % 2 else "I") for i in range(1, 9)]
+    samples[2] = 5
+    samples[4] = {"id": 5, "epoch": 1, "scores": [1]}
+    if suffix == ".json":
+        p = tmp_path / "log.json"
+        p.write_text(json.dumps({**_inspect_header(), "samples": samples}), encoding="utf-8")
+        path = str(p)
+    else:
+        path = _write_eval(tmp_path / "log.eval", _inspect_header(),
+                           {f"samples/{i}_epoch_1.json": json.dumps(s) for i, s in enumerate(samples, 1)})
+    out = tmp_path / "o"
+    o = run_cli(["analyze", path, "--preset", "inspect", "--out", str(out), *FAST])
+    assert check_outcome(o, out_dir=out) == [], check_outcome(o, out_dir=out)
+    assert o.code in (0, 1), o.err
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert doc["ledger"]["malformed"] == 2, doc["ledger"]
+
+
+def test_a_file_of_cr_line_ends_says_so(tmp_path: Path) -> None:
+    p = tmp_path / "mac.jsonl"
+    p.write_bytes(b"".join(json.dumps(r).encode() + b"\r" for r in rows()))
+    _one_line_refusal(["analyze", str(p), "--out", str(tmp_path / "o"), *FAST], "mac.jsonl", "CR")
+    p.write_bytes(b"\r\r\r")
+    _one_line_refusal(["analyze", str(p), "--out", str(tmp_path / "o2"), *FAST], "mac.jsonl", "CR")
+
+
+def test_huge_integers_are_out_of_range_with_a_true_reason(tmp_path: Path) -> None:
+    items = rows()
+    items[0]["overall"] = "BIG"
+    items[1]["overall"] = 2**80
+    p = tmp_path / "big.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in items).replace('"BIG"', "9" * 5000), encoding="utf-8")
+    out = tmp_path / "o"
+    o = run_cli(["analyze", str(p), "--out", str(out), *FAST])
+    assert check_outcome(o, out_dir=out) == [], o.err
+    import polars as pl
+
+    df = pl.read_parquet(out / "rows.parquet")
+    got = df.filter(pl.col("line").is_in([1, 2])).sort("line")
+    assert got["bucket"].to_list() == ["out_of_range", "out_of_range"], got.to_dicts()
+    reasons = got["reason"].to_list()
+    assert "inf" not in reasons[0] and "5000 digits" in reasons[0], reasons
+
+
+def _arena_lines(n: int = 6) -> list[str]:
+    return [json.dumps({"question_id": f"q{i}", "model": "m", "judge": "j",
+                        "games": [{"score": "A>B"}, {"score": "B>A" if i % 2 else "A=B"}]}) for i in range(n)]
+
+
+def test_a_deep_jsonl_line_is_malformed_with_its_reason_on_every_path(tmp_path: Path) -> None:
+    lines = [json.dumps(r) for r in rows()]
+    lines.insert(3, '{"scenario": "s0", "variant": "a", "trial": 9, "judge": "j", "overall": ' + _deep_array() + "}")
+    arena = _arena_lines()
+    arena.insert(2, '{"question_id": "qx", "model": "m", "judge": "j", "games": ' + _deep_array() + "}")
+    for name, text, extra, line in (("rows.jsonl", lines, [], 4), ("m.jsonl", arena, ["--preset", "arena-hard"], 3)):
+        p = tmp_path / name
+        p.write_text("\n".join(text) + "\n", encoding="utf-8")
+        out = tmp_path / f"o-{name}"
+        o = run_cli(["analyze", str(p), "--out", str(out), *extra, *FAST, "--no-gate"])
+        # (an exploded row is two judgments: the ledger check of check_outcome counts lines)
+        assert check_outcome(o, out_dir=None if extra else out) == [] and o.code in (0, 1), o.err
+        import polars as pl
+
+        bad = pl.read_parquet(out / "rows.parquet").filter(pl.col("bucket") == "malformed")
+        assert bad.select("line", "reason").rows() == [(line, "not JSON: nested too deeply")]
+
+
+def test_native_readers_read_gzip_within_the_same_budget(tmp_path: Path, monkeypatch) -> None:
+    p = tmp_path / "m.jsonl.gz"
+    p.write_bytes(gzip.compress(("\n".join(_arena_lines()) + "\n").encode()))
+    out = tmp_path / "o"
+    o = run_cli(["analyze", str(p), "--preset", "arena-hard", "--out", str(out), *FAST, "--no-gate"])
+    assert check_outcome(o) == [] and o.code in (0, 1), o.err
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert doc["ledger"]["valid"] == 12, doc["ledger"]
+    monkeypatch.setenv("WORKBENCH_MAX_INPUT_BYTES", str(8 << 20))
+    _multi_member_gzip(p, 4 << 20, 3)
+    _one_line_refusal(["analyze", str(p), "--preset", "arena-hard", "--out", str(tmp_path / "o2"), *FAST],
+                      "m.jsonl.gz", "over the limit of 8388608 bytes")

@@ -333,18 +333,23 @@ def test_numbers_beyond_float_and_int_limits(write_jsonl, default_config, row_li
         row_line(trial=7).replace('"correctness": 7', f'"correctness": {big}'),
     ]
     rows, _ = read_rows([write_jsonl(lines)], default_config)
+    # past the float range is a number outside every rubric, as 1e23 is (issue 28: it was
+    # invalid_number "got inf" while 1e23 was out_of_range), and the reason says what it was
     assert rows["bucket"].to_list() == [
         "valid",
-        "invalid_number",
-        "invalid_number",
-        "invalid_number",
-        "invalid_number",
+        "out_of_range",
+        "out_of_range",
+        "out_of_range",
+        "out_of_range",
         "out_of_range",
         "valid",
     ]
-    assert rows["correctness__status"].to_list()[-1] == "invalid_number"
-    assert rows["reason"][1] == notfinite("inf")
-    assert rows["reason"][2] == notfinite("-inf")
+    assert rows["correctness__status"].to_list()[-1] == "out_of_range"
+    beyond = "field 'overall': outside the rubric [1, 10], got {} (beyond the float range) (not rescaled)"
+    assert rows["reason"][1] == beyond.format("an integer of 401 digits")
+    assert rows["reason"][2] == beyond.format("a negative integer of 401 digits")
+    assert rows["reason"][3] == beyond.format("an integer of 5001 digits")
+    assert rows["reason"][4] == beyond.format("1e400")
     assert rows["overall__raw"][5] == 1e23
 
 

@@ -41,7 +41,8 @@ import pytest
 PKG = Path(__file__).resolve().parent.parent / "workbench"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("errors", "text", "vocab", "methods", "schemas", "stats", "results", "files", "outdir")),
+    ("foundation", ("errors", "text", "numbers", "vocab", "methods", "schemas", "stats", "results", "files",
+                    "outdir")),
     ("config", ("config", "detect", "formats", "tabular")),
     ("ingest", ("ingest", "ingest_*", "engine*", "execute", "ledger", "selection", "clusters")),
     ("reduce", ("reduce*",)),

@@ -25,16 +25,27 @@ _PEEK_BYTES = 1 << 20
 _MAX_ARRAY_BYTES = 256 << 20
 
 
+def _loads(data: bytes | bytearray) -> Any:
+    return json.loads(data.decode("utf-8-sig"))
+
+
 def _first_row(path: str) -> tuple[Any, str]:
     """(first row or top-level object, what it is) of a file; (None, why) when unreadable."""
     if path.endswith(".eval"):
+        from .files import max_input_bytes, read_member, zip_members
+
         try:
             with zipfile.ZipFile(path) as z:
-                if "header.json" in z.namelist():
-                    return json.loads(z.read("header.json")), "inspect-eval"
+                members = zip_members(path, z, max_input_bytes())
+                if "header.json" in members:
+                    return _loads(read_member(path, z, members["header.json"], _MAX_ARRAY_BYTES)), "inspect-eval"
                 return None, "a zip without header.json"
-        except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        except InputError as exc:
+            return None, exc.reason
+        except (zipfile.BadZipFile, OSError, ValueError, RuntimeError, NotImplementedError) as exc:
             return None, f"not a readable zip ({exc})"
+        except RecursionError:
+            return None, "its header.json is nested too deeply to read"
     from . import tabular
 
     try:
@@ -62,6 +73,8 @@ def _first_row(path: str) -> tuple[Any, str]:
                 data = json.load(fh)
         except (OSError, ValueError) as exc:
             return None, f"not a readable JSON array ({exc})"
+        except RecursionError:
+            return None, "a JSON array nested too deeply to read"
         first = next((x for x in data if isinstance(x, dict)), None) if isinstance(data, list) else None
         return first, "array"
     if text.startswith("{") and path.endswith(".json"):
@@ -70,6 +83,8 @@ def _first_row(path: str) -> tuple[Any, str]:
                 obj = json.load(fh) if size <= _MAX_ARRAY_BYTES else None
         except (OSError, ValueError):
             obj = None
+        except RecursionError:
+            return None, "a JSON object nested too deeply to read"
         if isinstance(obj, dict):
             return obj, "object"
     for line in text.split("\n"):
@@ -78,6 +93,8 @@ def _first_row(path: str) -> tuple[Any, str]:
                 return json.loads(line), "line"
             except ValueError:
                 return None, "its first line is not JSON"
+            except RecursionError:
+                return None, "its first line is JSON nested too deeply to read"
     return None, "empty"
 
 
@@ -93,7 +110,8 @@ def classify(path: str) -> tuple[str | None, str]:
         return "?", f"{name}: the first row is not a JSON object"
     keys = set(row)
     if kind == "inspect-eval" or (kind == "object" and "eval" in keys and ({"samples", "results"} & keys)):
-        writer = "vitals (R)" if str((row.get("eval") or {}).get("task_file", "")).endswith(".R") else "Inspect"
+        ev = row.get("eval") if isinstance(row.get("eval"), dict) else {}
+        writer = "vitals (R)" if str(ev.get("task_file", "")).endswith(".R") else "Inspect"
         shape = "zip with header.json" if kind == "inspect-eval" else "eval/results/samples object"
         return "inspect", f"{name}: an Inspect evaluation log ({shape}, written by {writer})"
     if "games" in keys and isinstance(row.get("games"), list):

@@ -68,7 +68,7 @@ import pyarrow as pa
 
 from .config import KEY_FIELDS, Config, FieldPath
 from .errors import InputError
-from .files import gzip_isize, path_match, path_regex_groups
+from .files import gzip_isize, gzip_over, path_match, path_regex_groups
 from .text import composite_key  # noqa: F401 - re-exported: the key spelling lives in text
 
 BLOCK_BYTES = 16 * 1024 * 1024
@@ -423,9 +423,11 @@ def blocks(path: str, limit: int, too_big: Callable[[str, int | str, int], Input
                     yield ba
                 digest.append(h.hexdigest())
                 return
-            isize = gzip_isize(fh, size)  # size mod 2**32 of the last member
+            isize = gzip_isize(fh, size)  # size mod 2**32 of the last member: a quick first no
             if isize is not None and isize > limit:
                 raise too_big(path, f"about {isize}", limit)
+            if gzip_over(path, limit):  # every member counted before a row is read
+                raise too_big(path, f"more than {limit}", limit)
             fh.seek(0)
         except OSError as exc:
             raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
@@ -932,9 +934,8 @@ def _block_frame(con: Any, lines: Lines, plan: Plan | None, path: str, cfg: Conf
     first = np.full(n, ord("{"), dtype=np.uint8)
     nonempty = lengths > 0
     first[nonempty] = arr[starts[nonempty]]
-    cand = np.flatnonzero(~nonempty | _PY_WS[first])
-    blank = np.zeros(n, dtype=bool)
-    for i in cand.tolist():
+    blank = ~nonempty  # an empty line is blank without a look (a block of newlines: no loop)
+    for i in np.flatnonzero(nonempty & _PY_WS[first]).tolist():
         blank[i] = not lines.line(i).strip()
     ok = np.zeros(n, dtype=bool)
     frames: list[pl.DataFrame] = []

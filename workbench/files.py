@@ -14,6 +14,8 @@ config is read.
 from __future__ import annotations
 
 import errno
+import gzip
+import io
 import os
 import stat
 from typing import Any
@@ -156,3 +158,213 @@ def gzip_isize(fh: Any, size: int) -> int | None:
         return None
     fh.seek(size - 4)
     return int.from_bytes(fh.read(4), "little")
+
+
+# --------------------------------------------------------------------------- compressed inputs
+#
+# One size budget for every compressed input (the input-size limit, ``max_input_bytes``): a
+# gzip file's decompressed bytes are counted over all its members as they stream (its trailer
+# records only the last member's size, modulo 2**32, so it proves nothing), before a row is
+# read; a zip's members (an Inspect ``.eval`` log) are refused by their declared sizes, each and
+# in total, and counted again as they are read. Memory while counting: one 1 MiB buffer.
+
+_COUNT_CHUNK = 1 << 20
+_gzip_counted: dict[tuple[Any, ...], tuple[int, bool]] = {}
+
+
+def gzip_size(fh: Any, limit: int) -> int:
+    """The decompressed bytes of the gzip stream ``fh`` (binary, at its start), all members,
+    counted as they stream with bounded memory and stopping once past ``limit`` (so a result
+    over ``limit`` means "more than ``limit``"). Damaged data ends the count where it starts
+    (the reader that follows names the damage)."""
+    import zlib
+
+    total = 0
+    d = zlib.decompressobj(31)
+    pending = b""
+    while True:
+        if not pending:
+            pending = fh.read(_COUNT_CHUNK)
+            if not pending:
+                return total
+        try:
+            out = d.decompress(pending, _COUNT_CHUNK)
+        except zlib.error:
+            return total
+        total += len(out)
+        if total > limit:
+            return total
+        pending = d.unconsumed_tail
+        if d.eof:  # a member ended: the next (if any) starts in unused_data
+            rest = d.unused_data.lstrip(b"\x00")  # gzip allows zero padding between members
+            d = zlib.decompressobj(31)
+            pending = rest
+            if not rest:
+                more = fh.read(_COUNT_CHUNK).lstrip(b"\x00")
+                if not more:
+                    return total
+                pending = more
+
+
+def gzip_counted(path: str, limit: int) -> int:
+    """:func:`gzip_size` of the file ``path`` (0 for a file that is not gzip), remembered per
+    file version (device, inode, size, mtime) so the size decisions before a read and the
+    read itself decompress a file once to count it."""
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            known = _gzip_counted.get(key)
+            if known is not None and (known[1] or known[0] > limit):  # exact, or over this limit too
+                return known[0]
+            if fh.read(2) != b"\x1f\x8b":
+                return 0
+            fh.seek(0)
+            n = gzip_size(fh, limit)
+    except OSError:
+        return 0
+    if len(_gzip_counted) > 256:
+        _gzip_counted.clear()
+    _gzip_counted[key] = (n, n <= limit)
+    return n
+
+
+def gzip_over(path: str, limit: int) -> bool:
+    """Whether the gzip file ``path`` holds more than ``limit`` bytes decompressed."""
+    return gzip_counted(path, limit) > limit
+
+
+_ZIP_METHODS = {0: "stored", 8: "Deflate", 12: "bzip2", 14: "LZMA"}  # what zipfile reads
+_ZIP_METHOD_NAMES = {9: "Deflate64", 93: "Zstandard", 95: "xz", 98: "PPMd", 99: "AES-encrypted", 6: "Implode",
+                     1: "Shrink"}
+
+
+def _member(name: str) -> str:
+    from .text import safe
+
+    shown = safe(name)
+    return repr(shown if len(shown) <= 80 else shown[:77] + "...")
+
+
+def zip_members(path: str, z: Any, limit: int) -> dict[str, Any]:
+    """The members of the open zip ``z`` by name, refused (:class:`InputError`) when the
+    central directory lists a name twice (one member decompressed many times is the zip bomb's
+    oldest trick), or when the sizes it declares are over ``limit`` for one member or in total
+    (a member is never decompressed past its declared size: :func:`read_member` counts)."""
+    members: dict[str, Any] = {}
+    total = 0
+    for info in z.infolist():
+        if info.filename in members:
+            raise InputError(path, f"the zip lists member {_member(info.filename)} more than once; "
+                                   "refused (a duplicate entry is how a small zip decompresses many times)")
+        members[info.filename] = info
+        if info.file_size > limit:
+            raise InputError(path, f"zip member {_member(info.filename)}: {info.file_size} bytes after "
+                                   f"decompression, over the limit of {limit} bytes per input file "
+                                   "(split it, or set WORKBENCH_MAX_INPUT_BYTES)")
+        total += info.file_size
+    if total > limit:
+        raise InputError(path, f"its {len(members)} zip members hold {total} bytes after decompression, "
+                               f"over the limit of {limit} bytes per input file (split it, or set "
+                               "WORKBENCH_MAX_INPUT_BYTES)")
+    return members
+
+
+def read_member(path: str, z: Any, info: Any, limit: int) -> bytearray:
+    """One zip member's bytes, read 1 MiB at a time and refused past ``limit`` or its declared
+    size; an encrypted member, a compression method Python cannot read (Deflate64...) or a
+    damaged one is an :class:`InputError` naming the member."""
+    import zipfile
+    import zlib
+
+    name = _member(info.filename)
+    if info.flag_bits & 0x1:
+        raise InputError(path, f"zip member {name} is encrypted; the workbench reads archives without "
+                               "a password (extract it and zip it again without one)")
+    if info.compress_type not in _ZIP_METHODS:
+        what = _ZIP_METHOD_NAMES.get(info.compress_type, "unknown")
+        raise InputError(path, f"zip member {name} uses compression method {info.compress_type} ({what}), "
+                               "which the workbench cannot read (zip it again with Deflate)")
+    cap = min(limit, info.file_size)
+    buf = bytearray()
+    got = 0
+    try:
+        with z.open(info) as fh:
+            while True:
+                b = fh.read(_COUNT_CHUNK)
+                if not b:
+                    break
+                got += len(b)
+                if got > cap:
+                    raise InputError(path, f"zip member {name}: more than {cap} bytes after decompression "
+                                           f"(its declared size {info.file_size}, the limit {limit})")
+                buf += b
+    except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError, ValueError) as exc:
+        raise InputError(path, f"zip member {name} cannot be read: {exc}") from exc
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
+    return buf
+
+
+# --------------------------------------------------------------------------- input size limits
+
+
+def max_input_bytes() -> int:
+    """Largest input file accepted, in bytes after decompression (:data:`MAX_INPUT_BYTES`,
+    or the ``WORKBENCH_MAX_INPUT_BYTES`` environment variable)."""
+    text = os.environ.get("WORKBENCH_MAX_INPUT_BYTES", "").strip()
+    if not text:
+        return MAX_INPUT_BYTES
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigError(f"WORKBENCH_MAX_INPUT_BYTES={text!r}: expected a positive number of bytes")
+    return value
+
+
+MAX_INPUT_BYTES = 2_000_000_000
+"""Per input file, after decompression. JSONL is streamed in blocks (memory: the row table plus
+about one block); a JSON array file is held whole, about four times its size at the peak. A
+larger file is refused with a message instead of exhausting memory. Split it, or raise the
+limit with ``WORKBENCH_MAX_INPUT_BYTES``."""
+
+
+def too_big(path: str, size: int | str, limit: int) -> InputError:
+    gz = " after decompression (all its gzip members counted)" if path.endswith(".gz") else ""
+    return InputError(path, f"{size} bytes{gz}, "
+                            f"over the limit of {limit} bytes per input file (split it, or set "
+                            "WORKBENCH_MAX_INPUT_BYTES)")
+
+
+def read_raw(path: str) -> bytes:
+    limit = max_input_bytes()
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > limit and not path.endswith(".gz"):
+                raise too_big(path, size, limit)
+            return fh.read()
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
+
+
+def gunzip(raw: bytes, path: str) -> bytes:
+    """Decompress with a bounded output: at most :func:`max_input_bytes`, every member counted
+    first (:func:`workbench.files.gzip_size`) so a bomb is refused before it is held."""
+    limit = max_input_bytes()
+    if len(raw) >= 18 and raw[:2] == b"\x1f\x8b":
+        isize = int.from_bytes(raw[-4:], "little")  # size mod 2**32 of the last member
+        if isize > limit:
+            raise too_big(path, f"about {isize}", limit)
+    if gzip_size(io.BytesIO(raw), limit) > limit:  # every member counted, none held
+        raise too_big(path, f"more than {limit}", limit)
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as fh:
+            data = fh.read(limit + 1)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise InputError(path, f"not a readable gzip file: {exc}") from exc
+    if len(data) > limit:
+        raise too_big(path, f"more than {limit}", limit)
+    return data

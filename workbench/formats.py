@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,9 +77,13 @@ def _json_type(obj: Any) -> str:
 
 
 def _loads(text: str) -> Any:
+    from .numbers import parse_float as _parse_float
+    from .numbers import parse_int as _parse_int
+
     def bad_constant(name: str) -> float:
         return float(name.replace("Infinity", "inf"))  # NaN/Infinity: classified as invalid_number
-    return json.loads(text, parse_constant=bad_constant)
+    # numbers past the float range: out_of_range with what they were (ingest.BeyondFloat)
+    return json.loads(text, parse_constant=bad_constant, parse_int=_parse_int, parse_float=_parse_float)
 
 
 def _tabular_rows(path: str, fmt: str, cfg: Config) -> list[tuple[int, Any, str | None]]:
@@ -115,10 +120,12 @@ def _base_rows(path: str, cfg: Config) -> list[tuple[int, Any, str | None]]:
     fmt = file_format(path, cfg.format)
     if fmt in ("csv", "tsv", "parquet"):
         return _tabular_rows(path, fmt, cfg)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
+    from .files import gunzip as _gunzip
+    from .files import read_raw as _read_raw
+
+    data = _read_raw(path)  # the input-size limit
+    if path.endswith(".gz"):
+        data = _gunzip(data, path)  # every member counted against the same limit
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     if not data.strip():
@@ -129,7 +136,9 @@ def _base_rows(path: str, cfg: Config) -> list[tuple[int, Any, str | None]]:
             items = _loads(data.decode("utf-8"))
         except UnicodeDecodeError as exc:
             raise InputError(path, f"not valid UTF-8 (byte {exc.start})") from exc
-        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+        except RecursionError as exc:
+            raise InputError(path, "not a JSON array the workbench reads: nested too deeply") from exc
+        except (json.JSONDecodeError, ValueError) as exc:
             raise InputError(path, f"not a JSON array: {exc}") from exc
         if not isinstance(items, list):
             raise InputError(path, f"expected a JSON array of row objects, got a JSON {_json_type(items)}")
@@ -150,7 +159,9 @@ def _base_rows(path: str, cfg: Config) -> list[tuple[int, Any, str | None]]:
             out.append((i, None, f"not valid UTF-8 (byte {exc.start})"))
         except json.JSONDecodeError as exc:
             out.append((i, None, f"not JSON: {exc.msg} (column {exc.colno})"))
-        except (RecursionError, ValueError) as exc:
+        except RecursionError:
+            out.append((i, None, "not JSON: nested too deeply"))
+        except ValueError as exc:
             out.append((i, None, f"not JSON: {exc}"))
     return out
 
@@ -229,41 +240,121 @@ def read_native(path: str, cfg: Config) -> NativeRows:
 # --------------------------------------------------------------------------- Inspect AI logs
 
 
-def _inspect_parts(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(header, samples) of an Inspect log: a ``.eval`` zip or a ``.json`` log."""
+def _inspect_json(path: str, data: bytes | bytearray, what: str) -> Any:
+    """One JSON document of an Inspect log (``what``: the entry, for the message)."""
+    try:
+        return json.loads(data.decode("utf-8-sig") if isinstance(data, bytes | bytearray) else data)
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"{what} is not valid UTF-8 (byte {exc.start})") from exc
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"{what} is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from exc
+    except RecursionError as exc:
+        raise InputError(path, f"{what} is not JSON the workbench reads: nested too deeply") from exc
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise InputError(path, f"{what} is not JSON the workbench reads: {exc}") from exc
+
+
+def _inspect_parts(path: str) -> tuple[dict[str, Any], list[Any]]:
+    """(header, samples) of an Inspect log: a ``.eval`` zip or a ``.json`` log; the header's
+    fields the readers use are checked for type (:func:`_check_header`) before any is used."""
+    from .files import max_input_bytes, read_member, zip_members
+    from .files import too_big as _too_big
+
+    limit = max_input_bytes()
     if path.endswith(".eval"):
         try:
             with zipfile.ZipFile(path) as z:
-                names = z.namelist()
-                if "header.json" not in names:
+                members = zip_members(path, z, limit)
+                names = list(members)
+                if "header.json" not in members:
                     raise InputError(path, "not an Inspect .eval log: the zip has no header.json "
-                                     f"(entries: {', '.join(names[:5]) or 'none'})")
-                header = json.loads(z.read("header.json"))
+                                     f"(entries: {', '.join(map(repr, names[:5])) or 'none'})")
+                header = _inspect_json(path, read_member(path, z, members["header.json"], limit),
+                                       "header.json")
+                if not isinstance(header, dict):
+                    raise InputError(path, f"header.json is a JSON {_json_type(header)}, expected an object")
+                _check_header(path, header)
                 sample_names = sorted((n for n in names if n.startswith("samples/") and n.endswith(".json")),
                                       key=_sample_order)
-                samples = [json.loads(z.read(n)) for n in sample_names]
+                samples = [_inspect_json(path, read_member(path, z, members[n], limit), f"member {n!r}"[:120])
+                           for n in sample_names]
         except zipfile.BadZipFile as exc:
             raise InputError(path, f"not an Inspect .eval log: not a zip file ({exc})") from exc
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(path, f"Inspect .eval log: an entry is not JSON ({exc})") from exc
+        except (RuntimeError, NotImplementedError, ValueError) as exc:  # zipfile's other refusals
+            raise InputError(path, f"not a readable Inspect .eval log: {exc}") from exc
         except OSError as exc:
             raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
         return header, samples
     try:
-        d = json.loads(Path(path).read_bytes().decode("utf-8-sig"))
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > limit:
+                raise _too_big(path, size, limit)
+            raw = fh.read()
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(path, f"not an Inspect JSON log: {exc}") from exc
+    try:
+        d = _inspect_json(path, raw, "the log")
+    except InputError as exc:
+        raise InputError(path, f"not an Inspect JSON log: {exc.reason}") from exc
     if not isinstance(d, dict) or "eval" not in d:
         raise InputError(path, "not an Inspect log: expected a JSON object with 'eval' and 'samples'")
-    return d, list(d.get("samples") or [])
+    _check_header(path, d)
+    samples = d.get("samples")
+    if samples is None:
+        samples = []
+    if not isinstance(samples, list):
+        raise InputError(path, f"Inspect log: field 'samples' is a JSON {_json_type(samples)}, expected a list")
+    return d, samples
+
+
+def _check_header(path: str, header: dict[str, Any]) -> None:
+    """Refuse (one line naming the field) an Inspect header whose fields the readers use
+    have the wrong JSON type: ``eval``, ``eval.dataset``, ``results`` objects; ``eval.scorers``
+    and ``results.scores`` lists of objects, each ``metrics`` an object of objects (a list of
+    objects for ``eval.scorers``)."""
+    def need(v: Any, kind: type, where: str) -> None:
+        if v is not None and not isinstance(v, kind):
+            want = {dict: "an object", list: "a list", str: "a string"}[kind]
+            raise InputError(path, f"Inspect log: field '{where}' is a JSON {_json_type(v)}, expected {want}")
+
+    ev, res = header.get("eval"), header.get("results")
+    need(ev, dict, "eval")
+    need(res, dict, "results")
+    ev, res = ev or {}, res or {}
+    need(ev.get("dataset"), dict, "eval.dataset")
+    for where, lst in (("eval.scorers", ev.get("scorers")), ("results.scores", res.get("scores"))):
+        need(lst, list, where)
+        for k, sc in enumerate(lst or []):
+            need(sc, dict, f"{where}[{k}]")
+            if sc is None:
+                raise InputError(path, f"Inspect log: field '{where}[{k}]' is null, expected an object")
+            need(sc.get("name"), str, f"{where}[{k}].name")
+            metrics = sc.get("metrics")
+            if where == "results.scores":
+                need(metrics, dict, f"{where}[{k}].metrics")
+                for name, m in (metrics or {}).items():
+                    need(m, dict, f"{where}[{k}].metrics.{name}"[:120])
+            else:
+                need(metrics, list, f"{where}[{k}].metrics")
 
 
 def _sample_order(name: str) -> tuple[Any, ...]:
+    """Numeric order of ``samples/<id>_epoch_<n>.json`` (ids compared as numbers without
+    converting them: a 5,000-digit id is past what ``int()`` converts), other names after."""
     stem = name.rsplit("/", 1)[-1].removesuffix(".json")
     sid, _, ep = stem.rpartition("_epoch_")
-    return (0, int(sid), int(ep)) if sid.isdigit() and ep.isdigit() else (1, stem, 0)
+    if sid.isdigit() and ep.isdigit() and sid.isascii() and ep.isascii():
+        a, b = sid.lstrip("0"), ep.lstrip("0")
+        return (0, len(a), a, len(b), b)
+    return (1, 0, stem, 0, "")
+
+
+def _sample_scores(s: Any) -> dict[str, Any]:
+    """A sample's ``scores`` object ({} when the sample or its scores are not objects: that
+    sample is a malformed row)."""
+    scores = s.get("scores") if isinstance(s, dict) else None
+    return scores if isinstance(scores, dict) else {}
 
 
 def inspect_writer(header: dict[str, Any]) -> str:
@@ -301,11 +392,11 @@ def inspect_log(path: str, cfg: Config) -> NativeRows:
     header, samples = _inspect_parts(path)
     ev = header.get("eval") or {}
     results = header.get("results") or {}
-    scorers = [s.get("name") for s in results.get("scores") or [] if s.get("name")]
+    scorers = [s["name"] for s in results.get("scores") or [] if isinstance(s.get("name"), str) and s["name"]]
     if not scorers:
-        scorers = [s.get("name") for s in ev.get("scorers") or [] if s.get("name")]
+        scorers = [s["name"] for s in ev.get("scorers") or [] if isinstance(s.get("name"), str) and s["name"]]
     for s in samples:
-        for name in (s.get("scores") or {}):
+        for name in _sample_scores(s):
             if name not in scorers:
                 scorers.append(name)
     writer = inspect_writer(header)
@@ -317,13 +408,17 @@ def inspect_log(path: str, cfg: Config) -> NativeRows:
                 "task": ev.get("task"), "run_id": ev.get("run_id"), "log": log,
                 "dataset_samples": ds.get("samples"), "sample_ids": ds.get("sample_ids"),
                 "printed": {sc.get("name"): {k: (m or {}).get("value") for k, m in (sc.get("metrics") or {}).items()}
-                            for sc in results.get("scores") or []}}
+                            for sc in results.get("scores") or [] if isinstance(sc.get("name"), str)}}
     if not samples:
         raise InputError(path, f"Inspect log has no samples (status {header.get('status')!r})")
     out.meta["scales"] = _check_scales(path, header, samples, scorers, cfg)
     for i, s in enumerate(samples, start=1):
         if not isinstance(s, dict):
-            out.add(None, i, error=f"sample {i} is not a JSON object")
+            out.add(None, i, error=f"sample {i} is not a JSON object (a JSON {_json_type(s)})")
+            continue
+        if s.get("scores") is not None and not isinstance(s.get("scores"), dict):
+            out.add(None, i, error=f"sample {i}: field 'scores' is a JSON {_json_type(s['scores'])}, "
+                                   "expected an object of scorer results")
             continue
         base = {"sample_id": s.get("id"), "epoch": s.get("epoch", 1), "model": ev.get("model"),
                 "task": ev.get("task"), "run_id": ev.get("run_id"), "log": log, "writer": writer}
@@ -333,7 +428,7 @@ def inspect_log(path: str, cfg: Config) -> NativeRows:
             row = {**base, "scorer": name}
             sc = scores.get(name)
             if err:
-                msg = err.get("message") if isinstance(err, dict) else str(err)
+                msg = err.get("message") if isinstance(err, dict) else err
                 out.add(row, i, forced=("errored", f"sample error: {_short(msg)}"))
                 continue
             if not isinstance(sc, dict) or "value" not in sc:
@@ -406,7 +501,7 @@ def _check_scales(path: str, header: dict[str, Any], samples: list[Any], scorers
                 recorded, where = got, src
                 break
         for s in samples:
-            sc = ((s.get("scores") or {}) if isinstance(s, dict) else {}).get(name)
+            sc = _sample_scores(s).get(name)
             if not isinstance(sc, dict):
                 continue
             v = sc.get("value")
@@ -443,7 +538,10 @@ def _check_scales(path: str, header: dict[str, Any], samples: list[Any], scorers
 
 
 def _short(text: Any, n: int = 80) -> str:
-    t = " ".join(str(text).split())
+    try:
+        t = " ".join(str(text).split())
+    except (RecursionError, ValueError):
+        t = f"(a JSON {_json_type(text)} too deep to show)"
     return t if len(t) <= n else t[: n - 3] + "..."
 
 
@@ -457,9 +555,19 @@ def inspect_header(path: str) -> dict[str, Any]:
 
 
 def _task_objects(path: str) -> list[tuple[int, Any]]:
-    """The rows of a harness's question file (JSON lines or a JSON array) with their line numbers."""
+    """The rows of a harness's question file (JSON lines or a JSON array) with their line numbers.
+    Raises :class:`InputError` naming the line (size over the input limit, not UTF-8, not JSON,
+    nested too deeply)."""
+    from .files import max_input_bytes
+    from .files import too_big as _too_big
+
+    limit = max_input_bytes()
     try:
-        data = Path(path).read_bytes().decode("utf-8-sig")
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > limit:
+                raise _too_big(path, size, limit)
+            data = fh.read().decode("utf-8-sig")
     except OSError as exc:
         raise InputError(path, f"cannot read task list: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
@@ -468,9 +576,16 @@ def _task_objects(path: str) -> list[tuple[int, Any]]:
     objs: list[tuple[int, Any]] = []
     if stripped.startswith("["):
         try:
-            objs = list(enumerate(json.loads(data), start=1))
+            items = json.loads(data)
         except json.JSONDecodeError as exc:
             raise InputError(path, f"task list is not a JSON array: {exc.msg}", line=exc.lineno) from exc
+        except RecursionError as exc:
+            raise InputError(path, "task list is not a JSON array the workbench reads: nested too deeply") from exc
+        except ValueError as exc:
+            raise InputError(path, f"task list is not a JSON array the workbench reads: {exc}") from exc
+        if not isinstance(items, list):
+            raise InputError(path, f"task list is a JSON {_json_type(items)}, expected an array of tasks")
+        objs = list(enumerate(items, start=1))
     else:
         for i, line in enumerate(data.split("\n"), start=1):
             if not line.strip():
@@ -479,6 +594,11 @@ def _task_objects(path: str) -> list[tuple[int, Any]]:
                 objs.append((i, json.loads(line)))
             except json.JSONDecodeError as exc:
                 raise InputError(path, f"task list line is not JSON: {exc.msg}", line=i) from exc
+            except RecursionError as exc:
+                raise InputError(path, "task list line is not JSON the workbench reads: nested too deeply",
+                                 line=i) from exc
+            except ValueError as exc:
+                raise InputError(path, f"task list line is not JSON the workbench reads: {exc}", line=i) from exc
     return objs
 
 

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import gc
 import glob
-import gzip
 import hashlib
-import io
 import json
 import os
 import re
@@ -41,8 +39,22 @@ import polars as pl
 from . import ingest_spill, vocab
 from .config import KEY_FIELDS, Config, FieldPath
 from .engine import composite_key  # noqa: F401  (re-exported: ingest.composite_key as before)
-from .errors import ConfigError, InputError
-from .files import check_regular_file, copy_reason, name_problem, path_match, path_regex_groups
+from .errors import InputError
+from .files import (  # noqa: F401 - re-exported (the limits live in files)
+    MAX_INPUT_BYTES,
+    check_regular_file,
+    copy_reason,
+    max_input_bytes,
+    name_problem,
+    path_match,
+    path_regex_groups,
+)
+from .files import gunzip as _gunzip
+from .files import read_raw as _read_raw
+from .files import too_big as _too_big
+from .numbers import BeyondFloat, beyond_int  # noqa: F401 - re-exported
+from .numbers import parse_float as _parse_float
+from .numbers import parse_int as _parse_int
 
 BUCKETS: tuple[str, ...] = vocab.names(vocab.Bucket)
 """Ledger buckets; every physical line lands in exactly one (:class:`workbench.vocab.Bucket`)."""
@@ -54,8 +66,10 @@ _UNSET = msgspec.UNSET
 
 # value kinds, assigned per value in one pass
 _ABSENT, _NULL, _NUMBER, _STRING, _BOOL, _OTHER = range(6)
+
+
 _KIND = {type(None): _NULL, int: _NUMBER, float: _NUMBER, str: _STRING, bool: _BOOL,
-         type(_UNSET): _ABSENT}
+         type(_UNSET): _ABSENT, BeyondFloat: _NUMBER}
 
 
 @dataclass(frozen=True)
@@ -118,64 +132,6 @@ def expand_inputs(patterns: Sequence[str], allow_copies: bool = False,
     if not unique:
         raise InputError("<inputs>", "no input files given")
     return unique
-
-
-def max_input_bytes() -> int:
-    """Largest input file accepted, in bytes after decompression (:data:`MAX_INPUT_BYTES`,
-    or the ``WORKBENCH_MAX_INPUT_BYTES`` environment variable)."""
-    text = os.environ.get("WORKBENCH_MAX_INPUT_BYTES", "").strip()
-    if not text:
-        return MAX_INPUT_BYTES
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ConfigError(f"WORKBENCH_MAX_INPUT_BYTES={text!r}: expected a positive number of bytes")
-    return value
-
-
-MAX_INPUT_BYTES = 2_000_000_000
-"""Per input file, after decompression. JSONL is streamed in blocks (memory: the row table plus
-about one block); a JSON array file is held whole, about four times its size at the peak. A
-larger file is refused with a message instead of exhausting memory. Split it, or raise the
-limit with ``WORKBENCH_MAX_INPUT_BYTES``."""
-
-
-def _too_big(path: str, size: int | str, limit: int) -> InputError:
-    return InputError(path, f"{size} bytes{' after decompression' if path.endswith('.gz') else ''}, "
-                            f"over the limit of {limit} bytes per input file (split it, or set "
-                            "WORKBENCH_MAX_INPUT_BYTES)")
-
-
-def _read_raw(path: str) -> bytes:
-    limit = max_input_bytes()
-    try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size > limit and not path.endswith(".gz"):
-                raise _too_big(path, size, limit)
-            return fh.read()
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
-
-
-def _gunzip(raw: bytes, path: str) -> bytes:
-    """Decompress with a bounded output: at most :func:`max_input_bytes` (a gzip bomb stops
-    there, and its trailer's size field refuses the common case before any work)."""
-    limit = max_input_bytes()
-    if len(raw) >= 18 and raw[:2] == b"\x1f\x8b":
-        isize = int.from_bytes(raw[-4:], "little")  # size mod 2**32 of the last member
-        if isize > limit:
-            raise _too_big(path, f"about {isize}", limit)
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as fh:
-            data = fh.read(limit + 1)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise InputError(path, f"not a readable gzip file: {exc}") from exc
-    if len(data) > limit:
-        raise _too_big(path, f"more than {limit}", limit)
-    return data
 
 
 def _check_encoding(head: bytes, path: str) -> None:
@@ -267,15 +223,6 @@ class _Spec:
         return lambda rows: [walk(v) for v in map(top, rows)]
 
 
-def _parse_int(text: str) -> int | float:
-    """JSON integers for the slow path: one with more digits than Python converts is +-inf
-    (as far outside any rubric as ``1e400``, which ``json`` also reads as inf)."""
-    try:
-        return int(text)
-    except ValueError:
-        return float("-inf") if text.startswith("-") else float("inf")
-
-
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 LONE_SURROGATE = "not valid Unicode: a lone surrogate escape in a string"
 
@@ -300,7 +247,7 @@ def _slow_decode(line: bytes, spec: _Spec) -> tuple[Any, str | None]:
     except UnicodeDecodeError as exc:
         return None, f"not valid UTF-8 (byte {exc.start})"
     try:
-        obj = json.loads(text, parse_int=_parse_int)
+        obj = json.loads(text, parse_int=_parse_int, parse_float=_parse_float)
     except json.JSONDecodeError as exc:
         return None, f"not JSON: {exc.msg} (column {exc.colno})"
     except RecursionError:
@@ -329,7 +276,7 @@ def _decode_array(data: bytes, path: str, spec: _Spec) -> tuple[list[Any], dict[
         if not spec.key_tokens or not _suspect_duplicates(data, rows, spec):
             return rows, {}, len(rows)
         try:
-            items = json.loads(data, object_pairs_hook=_pairs_hook, parse_int=_parse_int)
+            items = json.loads(data, object_pairs_hook=_pairs_hook, parse_int=_parse_int, parse_float=_parse_float)
         except (ValueError, RecursionError):
             return rows, {}, len(rows)
         errors = {}
@@ -341,7 +288,7 @@ def _decode_array(data: bytes, path: str, spec: _Spec) -> tuple[list[Any], dict[
         return rows, errors, len(rows)
     try:
         text = data.decode("utf-8")
-        items = json.loads(text, parse_int=_parse_int)
+        items = json.loads(text, parse_int=_parse_int, parse_float=_parse_float)
     except UnicodeDecodeError as exc:
         raise InputError(path, f"not valid UTF-8 (byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
@@ -418,8 +365,12 @@ def _path_text(p: FieldPath) -> str:
 def _to_float(v: Any) -> float:
     try:
         return float(v)
-    except OverflowError:  # an integer beyond the float range: as good as infinite
-        return float("-inf") if v < 0 else float("inf")
+    except OverflowError:  # an integer beyond the float range: out of every rubric
+        try:
+            text = str(v)
+        except ValueError:  # past what str() converts (4,300 digits)
+            text = ("-" if v < 0 else "") + "9" * int(abs(v).bit_length() * 0.30103)
+        return BeyondFloat(v < 0, beyond_int(text))
 
 
 def _score_columns(values: list[Any], name: str) -> dict[str, pl.Series]:
@@ -432,13 +383,27 @@ def _score_columns(values: list[Any], name: str) -> dict[str, pl.Series]:
     if nums.null_count() != n - kinds.count(_NUMBER):  # ints too large for a float
         nums = pl.Series([_to_float(v) if k == _NUMBER else None
                           for v, k in zip(values, kinds, strict=True)], dtype=pl.Float64)
-    if kind_set & {_STRING, _BOOL, _OTHER}:
-        strs = pl.Series([v if k == _STRING else (_short_repr(v) if k >= _BOOL else None)
+    beyond = nums.is_infinite().any() and any(isinstance(v, BeyondFloat) or (type(v) is int and abs(v) > _FMAX)
+                                              for v in values)
+    if kind_set & {_STRING, _BOOL, _OTHER} or beyond:  # a number past the float range: what it was
+        strs = pl.Series([v if k == _STRING else (_short_repr(v) if k >= _BOOL else _beyond_text(v))
                           for v, k in zip(values, kinds, strict=True)], dtype=pl.String)
     else:
         strs = pl.repeat(None, n, dtype=pl.String, eager=True)
     kind = pl.Series(kinds, dtype=pl.Int8)
     return {f"{name}__kind": kind, f"{name}__num": nums, f"{name}__str": strs}
+
+
+_FMAX = 1.7976931348623157e308
+
+
+def _beyond_text(v: Any) -> str | None:
+    """What a number past the float range was (the ``__str`` of a number: None for the others)."""
+    if isinstance(v, BeyondFloat):
+        return v.what
+    if type(v) is int and abs(v) > _FMAX:
+        return _to_float(v).what  # type: ignore[attr-defined]
+    return None
 
 
 def _short_repr(v: Any) -> str:
@@ -598,7 +563,9 @@ def _status_exprs(name: str, cfg: Config) -> list[pl.Expr]:
         .when(kind == _NULL).then(pl.lit("null"))
         .when(sentinel.fill_null(False)).then(pl.lit("sentinel"))
         .when(num.is_null()).then(pl.lit("non_numeric"))
-        .when(num.is_nan() | num.is_infinite()).then(pl.lit("invalid_number"))
+        # +-inf from a number literal past the float range (its text in __str) is out_of_range
+        .when(num.is_nan() | (num.is_infinite() & ~((kind == _NUMBER) & sval.is_not_null())))
+        .then(pl.lit("invalid_number"))
         .when(~in_range).then(pl.lit("out_of_range"))
         .otherwise(pl.lit("valid"))
     )
@@ -668,6 +635,7 @@ def _classify(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     lo, hi = _fmt_num(cfg.rubric_min), _fmt_num(cfg.rubric_max)
     raw = pl.col(f"{hl}__raw")
     value_text = pl.coalesce(
+        pl.when(pl.col(f"{hl}__kind") == _NUMBER).then(pl.col(f"{hl}__str")),  # past the float range
         pl.concat_str(pl.lit("'"), pl.col(f"{hl}__str"), pl.lit("'")),
         # an integral value reads 85, not 85.0 (beyond Int64 it falls through to the float text)
         pl.when(raw == raw.round()).then(raw.cast(pl.Int64, strict=False).cast(pl.String)),
@@ -867,7 +835,7 @@ def _dup_reason(dup: tuple[str, Any, Any]) -> str:
 def _duplicate_key(line: bytes) -> str | None:
     """The reason a line holds an object with a repeated key, or None."""
     try:
-        obj = json.loads(line, object_pairs_hook=_pairs_hook, parse_int=_parse_int)
+        obj = json.loads(line, object_pairs_hook=_pairs_hook, parse_int=_parse_int, parse_float=_parse_float)
     except (ValueError, RecursionError):
         return None
     d = _inner_dup(obj)
@@ -1213,7 +1181,8 @@ def merge_parts(parts: Sequence[tuple[pl.DataFrame, SourceFile] | InputError], c
     for src in sources:
         if src.path not in with_valid:
             counts = _bucket_summary(df.filter(pl.col("file") == src.path))
-            problems.append(InputError(src.path, f"no valid row at all ({counts}){_fit_hint(src.path, cfg, df)}"))
+            problems.append(InputError(src.path, f"no valid row at all ({counts}){_line_end_hint(src.path)}"
+                                                 f"{_fit_hint(src.path, cfg, df)}"))
     if problems:  # the files that could not be read (in file order), then those without a valid row
         raise _all_problems(problems, n_parts)
     if notes is not None:
@@ -1347,6 +1316,18 @@ def _all_problems(problems: list[InputError], n_files: int) -> InputError:
         return problems[0]
     text = " | ".join(str(p) for p in problems)
     return InputError(f"{len(problems)} of {n_files} inputs", f"unusable: {text}")
+
+
+def _line_end_hint(path: str) -> str:
+    """For "no valid row at all": a file whose lines end in CR only (classic Mac OS line ends:
+    no LF in its first 64 KiB, a CR in them) says so, since JSON lines are split at LF."""
+    from .tabular import _head
+
+    head = _head(path, 1 << 16)
+    if b"\n" in head or b"\r" not in head:
+        return ""
+    return ("; the file has CR line ends and no LF (its CR-separated records read as one line): "
+            "convert them, e.g. tr '\\r' '\\n' < FILE > FILE.jsonl")
 
 
 def _fit_hint(path: str, cfg: Config, df: pl.DataFrame) -> str:

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from .errors import WorkbenchError
-from .files import gzip_isize
+from .files import gzip_counted
 
 AUTO_BYTES = 64 * 2**20
 """``auto``: the row table goes to disk when the input files hold at least this many bytes
@@ -66,10 +66,11 @@ def wanted(paths: Iterable[str] = (), rows: int | None = None) -> bool:
 
 def input_bytes(path: str | os.PathLike[str]) -> int:
     """The bytes ``path`` holds as ingest reads them: its size, or for a ``.gz`` the larger
-    of its size and the size its gzip trailer records (ISIZE: the last member's decompressed
-    size modulo 2**32), so a well-compressed log of a large sweep is judged by what it holds,
-    not by its few megabytes on disk. 0 for a URL or an unreadable path (decided by rows at
-    the merge, as is a many-member gzip whose last member is small)."""
+    of its size and its decompressed size, every member counted (:func:`workbench.files.
+    gzip_counted`, remembered for the read that follows; the trailer records only the last
+    member's size modulo 2**32), so a well-compressed log of a large sweep is judged by what
+    it holds, not by its few megabytes on disk. 0 for a URL or an unreadable path (decided by
+    rows at the merge)."""
     try:
         path = os.fsdecode(path)
         size = os.path.getsize(path)
@@ -77,8 +78,15 @@ def input_bytes(path: str | os.PathLike[str]) -> int:
             return 0
         if not path.endswith(".gz"):
             return size
-        with open(path, "rb") as fh:
-            return max(size, gzip_isize(fh, size) or 0)  # None: not gzip, its size on disk
+        from .files import MAX_INPUT_BYTES
+
+        try:
+            from .files import max_input_bytes
+
+            limit = max_input_bytes()
+        except WorkbenchError:  # a bad WORKBENCH_MAX_INPUT_BYTES: the read says so
+            limit = MAX_INPUT_BYTES
+        return max(size, gzip_counted(path, limit))  # 0: not gzip, its size on disk
     except (OSError, TypeError, ValueError):  # not a path (a NUL in it, not text): decided by rows
         return 0
 

@@ -331,6 +331,11 @@ def read_csv_blocks(path: str, delimiter: str, result: Result, limit: int | None
         gz = path.endswith(".gz")
         if limit is not None and too_big is not None and not gz and size > limit:
             raise too_big(path, size, limit)
+        if limit is not None and too_big is not None and gz:
+            from .files import gzip_over
+
+            if gzip_over(path, limit):  # every member counted before a record is read
+                raise too_big(path, f"more than {limit}", limit)
         hashed = io.BufferedReader(_Hashing(raw, path, None, None, digest), 1 << 20)
         binary: Any = hashed
         if gz:
@@ -660,7 +665,12 @@ def first_row(path: str, fmt: str) -> dict[str, Any] | None:
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise InputError(path, f"not a readable Parquet file: {_arrow_msg(exc)}") from exc
         return None
-    gen = read_csv_blocks(path, "\t" if fmt == "tsv" else ",", Result(), block_records=64)
+    from .files import max_input_bytes
+    from .files import too_big as _too_big
+
+    # the input-size limit here too: a gzip bomb is refused before the look, not read through
+    gen = read_csv_blocks(path, "\t" if fmt == "tsv" else ",", Result(), block_records=64,
+                          limit=max_input_bytes(), too_big=_too_big)
     try:
         for block in gen:
             for r in block.rows:
