@@ -891,3 +891,27 @@ def test_native_readers_read_gzip_within_the_same_budget(tmp_path: Path, monkeyp
     _multi_member_gzip(p, 4 << 20, 3)
     _one_line_refusal(["analyze", str(p), "--preset", "arena-hard", "--out", str(tmp_path / "o2"), *FAST],
                       "m.jsonl.gz", "over the limit of 8388608 bytes")
+
+
+def test_two_runs_into_one_out_cannot_mix(good: str, tmp_path: Path) -> None:
+    """Issue 28: two runs into one --out could leave one run's report beside the other's
+    results; the folder is locked for the run (flock on the folder itself, no lock file)."""
+    from workbench import outdir
+
+    d = tmp_path / "out"
+    assert run_cli(["analyze", good, "--out", str(d), *FAST]).code == 0
+    before = sorted(os.listdir(d))
+    outdir.lock(d)  # another run holds it (this test process)
+    try:
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        r = subprocess.run([sys.executable, "-c", "import sys; from workbench.cli import main; sys.exit(main())",
+                            "analyze", good, "--out", str(d), *FAST], capture_output=True, text=True, env=env,
+                           timeout=120, check=False)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.strip().endswith(f"{d}: another workbench run is writing into this --out directory; "
+                                         "wait for it to finish or choose another directory"), r.stderr
+        assert "Traceback" not in r.stderr
+    finally:
+        outdir.release()
+    assert sorted(os.listdir(d)) == before  # no lock file left, nothing written by the refused run
+    assert run_cli(["analyze", good, "--out", str(d), *FAST]).code == 0  # free again

@@ -347,6 +347,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        from . import outdir
+
+        outdir.release()
 
 
 def _lazy(name: str) -> Any:

@@ -92,6 +92,7 @@ def prepare(out: str | Path, inputs: Iterable[str | None], overwrite: bool = Fal
                                  "choose another output directory")
     check_targets(out, writes, flag)
     if out.is_dir():
+        lock(out, flag)
         present = [p for p in _listing(out) if not Path(p).name.startswith(TMP_PREFIX)]
         own = own_files(out, manifest) or set()
         own |= set(also_own)
@@ -104,6 +105,7 @@ def prepare(out: str | Path, inputs: Iterable[str | None], overwrite: bool = Fal
                 f"or choose a new or empty {flag} directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
+        lock(out, flag)
         probe = out / f"{TMP_PREFIX}probe-{os.getpid()}"
         probe.write_bytes(b"")
         probe.unlink()
@@ -164,6 +166,45 @@ def guard_write(path: Path) -> None:
 
         raise WorkbenchError(f"{safe(str(path))}: is {safe(kind)}; the workbench writes only regular "
                              "files under its output folder and never through a link")
+
+
+#: the output folders this process holds locked (real path -> the folder's open descriptor)
+_LOCKS: dict[str, int] = {}
+
+
+def lock(out: Path, flag: str = "--out") -> None:
+    """Hold ``out`` for this run: an exclusive lock on the folder itself (no lock file), so two
+    runs into one folder cannot mix their files (one run's report beside the other's results).
+    A second run is refused at once, by name; the lock ends with :func:`release` or the process
+    (the kernel a report runs does not take it: it writes inside this run)."""
+    import fcntl
+
+    key = os.path.realpath(out)
+    if key in _LOCKS:
+        return
+    try:
+        fd = os.open(out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return  # cannot be opened: the writability check that follows says why
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        from .text import safe
+
+        raise WorkbenchError(f"{safe(str(out))}: another workbench run is writing into this {flag} directory; "
+                             "wait for it to finish or choose another directory") from None
+    _LOCKS[key] = fd
+
+
+def release() -> None:
+    """Give up every output folder this process locked (the end of a command)."""
+    while _LOCKS:
+        _, fd = _LOCKS.popitem()
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def write_atomic(path: str | Path, data: str | bytes) -> Path:
