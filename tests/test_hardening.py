@@ -915,3 +915,25 @@ def test_two_runs_into_one_out_cannot_mix(good: str, tmp_path: Path) -> None:
         outdir.release()
     assert sorted(os.listdir(d)) == before  # no lock file left, nothing written by the refused run
     assert run_cli(["analyze", good, "--out", str(d), *FAST]).code == 0  # free again
+
+
+def test_preset_auto_samples_through_the_file_and_refuses_a_mixed_one(tmp_path: Path) -> None:
+    """Issue 28: --preset auto decided from the first row only: a first Arena-Hard row then 72
+    default rows gave 72 malformed and exit 0. Rows are now sampled through the file."""
+    arena = {"question_id": "q1", "model": "m", "judge": "j", "games": [{"score": "A>B"}, {"score": "B>A"}]}
+    plain = [{"scenario": f"s{i}", "variant": "v", "trial": 1, "judge": "j", "overall": 5} for i in range(72)]
+    mixed = write_jsonl(tmp_path / "mixed.jsonl", [arena, *plain])
+    expect_refusal(["analyze", mixed, "--preset", "auto", "--out", str(tmp_path / "o"), *FAST],
+                   "the 32 rows sampled through the file fit different formats (default 31, arena-hard 1): "
+                   "a mixed file")
+    # a large file whose late rows change format: the spread sample sees them
+    big = [*plain * 300, *([arena] * 20000)]
+    far = write_jsonl(tmp_path / "far.jsonl", big)
+    assert os.path.getsize(far) > (1 << 20)
+    from workbench import detect
+
+    preset, why = detect.classify(far)
+    assert preset == "?" and "a mixed file" in why and "arena-hard" in why and "default" in why
+    # rows no format fits (a broken row) are not a second format
+    broken = write_jsonl(tmp_path / "broken.jsonl", [*plain, {"error": "timeout"}])
+    assert detect.classify(broken)[0] is None

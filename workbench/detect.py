@@ -1,9 +1,11 @@
-"""``--preset auto``: tell the harness format from a file's path and first rows.
+"""``--preset auto``: tell the harness format from a file's path and rows sampled through it.
 
 :func:`detect` looks at each input (its extension, path and first row: the first non-blank
 line of JSON lines, the first element of a JSON array, the top-level object of an Inspect
 log, the first record of a CSV/TSV file or row of a Parquet file, typed as ingest types it)
-and names the shipped preset whose format it is, with the evidence. When every input
+and names the shipped preset whose format it is, with the evidence; a JSON-lines file is also
+sampled through (:func:`_sample_lines`) and refused when its rows fit different formats, with
+the counts. When every input
 agrees it returns that preset; when an input fits none, or inputs fit different presets, it
 refuses (:class:`~workbench.errors.ConfigError`, exit 2) naming each file's candidates, so a
 wrong guess never silently reads rows with the wrong meaning. ``--preset auto`` is also the
@@ -98,9 +100,45 @@ def _first_row(path: str) -> tuple[Any, str]:
     return None, "empty"
 
 
+#: rows :func:`classify` reads from a JSON-lines file: the first ones and some spread through it
+SAMPLE_HEAD, SAMPLE_SPREAD = 32, 32
+
+
+def _sample_lines(path: str) -> list[Any]:
+    """Rows parsed from a plain JSON-lines file: the first :data:`SAMPLE_HEAD` non-blank lines
+    and one line after each of :data:`SAMPLE_SPREAD` offsets spread evenly through the file
+    (a file whose first row is of one format and the rest of another is then seen as mixed).
+    Lines that are not JSON objects are left out (ingest counts them); a .gz file gives []."""
+    if path.endswith(".gz"):
+        return []
+    rows: list[Any] = []
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as fh:
+            head = fh.read(_PEEK_BYTES)
+            lines = [ln for ln in head.split(b"\n")[:-1] if ln.strip()][:SAMPLE_HEAD]
+            if size > len(head):
+                for k in range(1, SAMPLE_SPREAD + 1):
+                    fh.seek(size * k // (SAMPLE_SPREAD + 1))
+                    fh.readline()  # the rest of a line cut by the offset
+                    line = fh.readline(_PEEK_BYTES)
+                    if line.strip():
+                        lines.append(line)
+    except OSError:
+        return []
+    for ln in lines:
+        try:
+            obj = json.loads(ln.decode("utf-8-sig", errors="replace"))
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict):
+            rows.append(obj)
+    return rows
+
+
 def classify(path: str) -> tuple[str | None, str]:
     """(preset or None for the default format, evidence) for one file; ("?", why) when no
-    shipped format fits."""
+    shipped format fits, or when rows sampled through a JSON-lines file fit different ones."""
     row, kind = _first_row(path)
     name = os.path.basename(path)
     posix = os.path.abspath(path).replace(os.sep, "/")
@@ -108,6 +146,24 @@ def classify(path: str) -> tuple[str | None, str]:
         return "?", f"{name}: {kind}"
     if not isinstance(row, dict):
         return "?", f"{name}: the first row is not a JSON object"
+    first = _classify_row(row, kind, name, posix)
+    if kind == "line":
+        counts: dict[str | None, int] = {}
+        sample = _sample_lines(path)
+        for r in sample:
+            c = _classify_row(r, kind, name, posix)[0]
+            if c != "?":  # a row no format fits is ingest's to count (malformed), not a second format
+                counts[c] = counts.get(c, 0) + 1
+        if len(counts) > 1:
+            shown = ", ".join(f"{c or 'default'} {n}"
+                              for c, n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))))
+            return "?", (f"{name}: the {len(sample)} rows sampled through the file fit different formats "
+                         f"({shown}): a mixed file")
+    return first
+
+
+def _classify_row(row: dict[str, Any], kind: str, name: str, posix: str) -> tuple[str | None, str]:
+    """:func:`classify` for one row (a JSON object) of a file of ``kind``."""
     keys = set(row)
     if kind == "inspect-eval" or (kind == "object" and "eval" in keys and ({"samples", "results"} & keys)):
         ev = row.get("eval") if isinstance(row.get("eval"), dict) else {}
