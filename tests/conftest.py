@@ -110,3 +110,18 @@ def rng() -> np.random.Generator:
 def py_rng() -> random.Random:
     """A seeded stdlib generator (same numbers on every run)."""
     return random.Random(SEED)
+
+
+def read_records(records: Iterable[dict[str, Any]], cfg: Config) -> Any:
+    """The row table of ``records`` written as JSON lines to a temporary file and read with
+    ``cfg`` (the ledger's own reader; the file is gone afterwards)."""
+    import json
+    import tempfile
+
+    from workbench import read_rows
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "rows.jsonl"
+        p.write_text("\n".join(json.dumps(x) for x in records) + "\n", encoding="utf-8")
+        rows, _ = read_rows([str(p)], cfg)
+    return rows

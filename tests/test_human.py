@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import read_records
 from cr2_reference import dense_cr2
 from scipy import stats as sps
 
@@ -30,11 +30,7 @@ def _cfg(**over: Any) -> wb.Config:
 
 
 def _rows(lines: list[dict[str, Any]], cfg: wb.Config) -> Any:
-    with tempfile.TemporaryDirectory() as d:
-        p = Path(d) / "rows.jsonl"
-        p.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
-        rows, _ = wb.read_rows([str(p)], cfg)
-    return rows
+    return read_records(lines, cfg)
 
 
 # (scenario, trial): (judge j's score f, the human's y or None = not labelled); variant v

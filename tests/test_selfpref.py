@@ -7,11 +7,11 @@ simulator; never the function under test.
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import read_records
 from scipy import stats as sps
 
 import workbench as wb
@@ -30,11 +30,7 @@ def _cfg(**over: Any) -> wb.Config:
 
 
 def _rows(lines: list[dict[str, Any]], cfg: wb.Config) -> Any:
-    with tempfile.TemporaryDirectory() as d:
-        p = Path(d) / "rows.jsonl"
-        p.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
-        rows, _ = wb.read_rows([str(p)], cfg)
-    return rows
+    return read_records(lines, cfg)
 
 
 def _line(s: str, v: str, t: int, j: str, x: int | None) -> dict[str, Any]:

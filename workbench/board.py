@@ -16,7 +16,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["build", "decimals", "HARNESS_FIGURE", "SAME_SCALE"]
+__all__ = ["build", "decimals", "HARNESS_FIGURE", "SAME_SCALE", "columns", "rank_text", "missing_text",
+           "harness_text"]
 
 #: the figure each harness rule leads with (its leaderboard column)
 HARNESS_FIGURE = {"fastchat_single": "average", "fastchat_pairwise": "win_rate_adjusted",
@@ -149,3 +150,46 @@ def build(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"field": field, "sorted_by": "valid-row mean, measured cells first, high to low",
              "harness_rule": harness.get("rule"), "harness_figure": lead_figure(harness)
              if harness else None, "rows": rows}]
+
+
+# --------------------------------------------------------------------------- text both views show
+
+
+def columns(b: Mapping[str, Any], confidence: float, valid_rows: str = "valid/rows") -> list[str]:
+    """The board's column headings (the terminal's and the report's), its optional columns
+    (harness, LC, position swap) only where a row carries them."""
+    rows = b.get("rows") or []
+    head = ["rank", "variant", f"{b['field']} [{100 * confidence:g}% CI]", valid_rows, "missing", "status"]
+    if b.get("harness_figure"):
+        head.append(f"harness: {b['harness_figure']}")
+    if any(x.get("lc_win_rate") is not None for x in rows):
+        head.append("LC win rate [CI] (published)")
+    if any("position_swap_disagreement" in x for x in rows):
+        head.append("position swap disagrees")
+    return head
+
+
+def rank_text(row: Mapping[str, Any], dash: str = "-") -> str:
+    """``1`` or ``1-4`` (the rank interval), ``-`` for a cell without one."""
+    lo, hi = row.get("rank_low"), row.get("rank_high")
+    if lo is None or hi is None:
+        return "-"
+    return str(lo) if lo == hi else f"{lo}{dash}{hi}"
+
+
+def missing_text(row: Mapping[str, Any]) -> str:
+    """``8.8% (14/160)``, with ``, 3 absent`` when planned judgments have no row."""
+    if not row.get("judgments"):
+        return "-"
+    text = f"{100 * row['missing_rate']:.1f}% ({row['missing']}/{row['judgments']})"
+    if row.get("absent"):
+        text += f", {row['absent']} absent"
+    return text
+
+
+def harness_text(row: Mapping[str, Any]) -> str:
+    """The harness's figure at the row's decimals (at least 2), ``-`` when it prints none."""
+    hv = row.get("harness_value")
+    if hv is None:
+        return "-"
+    return str(hv) if isinstance(hv, int) else f"{hv:.{max(int(row.get('decimals') or 2), 2)}f}"

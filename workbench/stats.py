@@ -2209,18 +2209,24 @@ class ClusteredProportion:
     design_effect_from: str | None
 
 
+def _cluster_counts(successes: ArrayLike, totals: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cluster (successes, totals), checked (0 <= successes <= totals, same length), the
+    clusters with no trials left out."""
+    s = _values(successes, "successes")
+    t = _values(totals, "totals")
+    if s.shape != t.shape or np.any(s < 0) or np.any(s > t):
+        raise ValueError("need 0 <= successes <= totals per cluster, same length")
+    keep = t > 0
+    return s[keep], t[keep]
+
+
 def clustered_proportion_detail(
     successes: ArrayLike, totals: ArrayLike, confidence: float = 0.95,
     design_effect_fallback: float | None = None,
 ) -> ClusteredProportion:
     """:func:`clustered_proportion` with the design effect it used and its source."""
     c = _check_confidence(confidence)
-    s = _values(successes, "successes")
-    t = _values(totals, "totals")
-    if s.shape != t.shape or np.any(s < 0) or np.any(s > t):
-        raise ValueError("need 0 <= successes <= totals per cluster, same length")
-    keep = t > 0
-    s, t = s[keep], t[keep]
+    s, t = _cluster_counts(successes, totals)
     n = float(t.sum())
     g = int(s.size)
     if n == 0:
@@ -2252,12 +2258,7 @@ def proportion_design_effect(successes: ArrayLike, totals: ArrayLike) -> float |
     ``v_CR1 / (p(1 - p) / n)``, floored at G/n; None when p is 0 or 1, fewer than two
     clusters hold trials, or there are no trials (the rows carry no information on it).
     """
-    s = _values(successes, "successes")
-    t = _values(totals, "totals")
-    if s.shape != t.shape or np.any(s < 0) or np.any(s > t):
-        raise ValueError("need 0 <= successes <= totals per cluster, same length")
-    keep = t > 0
-    s, t = s[keep], t[keep]
+    s, t = _cluster_counts(successes, totals)
     n = float(t.sum())
     g = int(s.size)
     if n == 0 or g < 2:

@@ -361,6 +361,8 @@ def scorecard_text(doc: dict[str, Any]) -> str | None:
 
 def board_text(doc: dict[str, Any]) -> str | None:
     """The board (results.json ``board``): who is ahead, by how much, and can we tell."""
+    from . import board as board_mod
+
     lines = []
     conf = doc["config"].get("confidence", 0.95)
     for b in doc.get("board") or []:
@@ -370,32 +372,18 @@ def board_text(doc: dict[str, Any]) -> str | None:
         harness = b.get("harness_figure")
         swap = any("position_swap_disagreement" in x for x in rows_in)
         lc = any(x.get("lc_win_rate") is not None for x in rows_in)
-        head = ["rank", "variant", f"{b['field']} [{100 * conf:g}% CI]", "valid/rows", "missing", "status"]
-        if harness:
-            head.append(f"harness: {harness}")
-        if lc:
-            head.append("LC win rate [CI] (published)")
-        if swap:
-            head.append("position swap disagrees")
+        head = board_mod.columns(b, conf)
         rows = []
         for x in rows_in:
             nd = int(x.get("decimals") or 2)
-            lo, hi = x.get("rank_low"), x.get("rank_high")
-            rank = "-" if lo is None or hi is None else (str(lo) if lo == hi else f"{lo}-{hi}")
             ci = ("" if x.get("ci_low") is None or x.get("ci_high") is None
                   else f" [{x['ci_low']:.{nd}f}, {x['ci_high']:.{nd}f}]")
             fig = "-" if x.get("mean") is None else f"{x['mean']:.{nd}f}{ci}"
-            miss = "-"
-            if x.get("judgments"):
-                miss = f"{100 * x['missing_rate']:.1f}% ({x['missing']}/{x['judgments']})"
-                if x.get("absent"):
-                    miss += f", {x['absent']} absent"
-            row = [rank, str(x["variant"]), fig, f"{x.get('valid_n')}/{x.get('rows')}", miss,
+            row = [board_mod.rank_text(x), str(x["variant"]), fig, f"{x.get('valid_n')}/{x.get('rows')}",
+                   board_mod.missing_text(x),
                    str(x.get("status") or "-").upper() if x.get("status") != "measured" else "measured"]
             if harness:
-                hv = x.get("harness_value")
-                row.append(("-" if hv is None else (str(hv) if isinstance(hv, int) else f"{hv:.{max(nd, 2)}f}"))
-                           + (" (differs)" if x.get("harness_differs") else ""))
+                row.append(board_mod.harness_text(x) + (" (differs)" if x.get("harness_differs") else ""))
             if lc:
                 v = x.get("lc_win_rate")
                 pub = x.get("lc_published")

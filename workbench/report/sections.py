@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import board as board_mod
 from .assets import CSS
 from .formats import _plural, interval, signed
 from .markup import Html, badge, esc, name_cell, table
@@ -91,22 +92,6 @@ def header(r: Report) -> Html:
     )
 
 
-def _rank(row: dict) -> str:
-    lo, hi = row.get("rank_low"), row.get("rank_high")
-    if lo is None or hi is None:
-        return "-"
-    return str(lo) if lo == hi else f"{lo}\u2013{hi}"
-
-
-def _board_missing(row: dict) -> str:
-    if not row.get("judgments"):
-        return "-"
-    text = f"{100 * row['missing_rate']:.1f}% ({row['missing']}/{row['judgments']})"
-    if row.get("absent"):
-        text += f", {row['absent']} absent"
-    return text
-
-
 def board_html(r: Report) -> str:
     """The board: one row per variant, sorted, the valid-row figure at the decimals its interval
     supports with valid/rows, interval, rank interval, missing share, status, and the harness's
@@ -120,26 +105,19 @@ def board_html(r: Report) -> str:
         harness = b.get("harness_figure")
         swap = any("position_swap_disagreement" in x for x in rows)
         lc = any(x.get("lc_win_rate") is not None for x in rows)
-        head = ["rank", "variant", f"{b['field']} [{r.cfg.confidence:.0%} CI]", "valid / rows", "missing", "status"]
-        if harness:
-            head.append(f"harness: {harness}")
-        if lc:
-            head.append("LC win rate [CI] (published)")
-        if swap:
-            head.append("position swap disagrees")
+        head = board_mod.columns(b, r.cfg.confidence, "valid / rows")
         body = []
         for x in rows:
             nd = int(x.get("decimals") or 2)
             fig = "-" if x.get("mean") is None else f"{x['mean']:.{nd}f}"
             ci = interval(x.get("ci_low"), x.get("ci_high"), nd)
             kind = {"measured": "good", "insufficient": "warn"}.get(str(x.get("status")), "muted")
-            cells: list[object] = [_rank(x), name_cell(x["variant"]),
+            cells: list[object] = [board_mod.rank_text(x, "\u2013"), name_cell(x["variant"]),
                                    Html(f"<b>{esc(fig)}</b> <span class=wb-dim>{esc(ci)}</span>"),
-                                   f"{x.get('valid_n')}/{x.get('rows')}", _board_missing(x),
+                                   f"{x.get('valid_n')}/{x.get('rows')}", board_mod.missing_text(x),
                                    badge(str(x.get("status") or "-"), kind)]
             if harness:
-                hv = x.get("harness_value")
-                text = "-" if hv is None else (str(hv) if isinstance(hv, int) else f"{hv:.{max(nd, 2)}f}")
+                text = board_mod.harness_text(x)
                 mark = " \u2260" if x.get("harness_differs") else ""
                 cells.append(Html(f'<span title="{esc(x.get("harness_why") or "")}">{esc(text + mark)}</span>'))
             if lc:
