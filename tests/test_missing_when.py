@@ -312,3 +312,34 @@ def test_dask_engine_reads_the_same_declared_failures(tmp_path: Path) -> None:
             dask, _ = execute.read_rows(files, cfg, ex)
             assert_frame_equal(local, dask)
             assert (local[f"{cfg.headline}__status"] == "declared_missing").sum() > 0
+
+
+def test_a_declared_failure_and_a_score_under_one_key_conflict(tmp_path: Path) -> None:
+    """Two rows of one key with the same number: a failure and a grade are not one judgment
+    (conflict); the same failure twice is a duplicate. Without missing_when both are duplicates."""
+    def row(s: str, expl: str) -> dict[str, Any]:
+        return {"scenario": s, "variant": "v", "trial": 1, "judge": "j", "overall": 1, "note": expl}
+
+    recs = [row("a", "No response"), row("a", "graded"), row("b", "No response"), row("b", "No response"),
+            row("c", "graded")]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), "utf-8")
+    base = {"scores": {"overall": "overall"}}
+    plain, _ = ingest.read_rows([str(path)], load_config(overrides=base))
+    assert plain.sort("line")["bucket"].to_list() == ["valid", "duplicate", "valid", "duplicate", "valid"]
+    when = {"overall": [{"field": "note", "matches": "^No response$"}]}
+    rows, _ = ingest.read_rows([str(path)], load_config(overrides={**base, "missing_when": when}))
+    assert rows.sort("line")["bucket"].to_list() == ["conflict", "conflict", "empty", "duplicate", "valid"]
+
+
+def test_csv_condition_without_a_label(tmp_path: Path) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text("scenario,variant,trial,judge,overall,note\na,v,1,j,5,ok\nb,v,1,j,1,Parse error\n"
+                    "c,v,1,j,1,7\n", "utf-8")
+    cfg = load_config(overrides={"scores": {"overall": "overall"}, "missing_when": {
+        "overall": [{"field": "note", "matches": "Parse"}, {"field": "note", "equals": 7}]}})
+    rows, _ = ingest.read_rows([str(path)], cfg)
+    assert rows.sort("line").select("bucket", "reason").rows() == [
+        ("valid", None),
+        ("empty", "field 'overall': declared missing, 1 written where note matches 'Parse'"),
+        ("empty", "field 'overall': declared missing, 1 written where note equals 7")]

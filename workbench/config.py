@@ -872,8 +872,8 @@ def _missing_when(v: Any, names: list[str],
                     raise ConfigError(f"config: {at}.matches is not a usable regex ({why}); the workbench "
                                       "matches without backtracking, so look-around and backreferences "
                                       "are not available")
-            reason = c.get("reason", "declared_missing")
-            if not isinstance(reason, str) or not reason.strip():
+            reason = c.get("reason", "")
+            if not isinstance(reason, str) or ("reason" in c and not reason.strip()):
                 raise ConfigError(f"config: {at}.reason must be a non-empty text, got {_short(reason)}")
             if path not in columns:
                 columns[path] = f"{WHEN_FIELD_PREFIX}{len(columns)}"

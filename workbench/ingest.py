@@ -569,11 +569,12 @@ def _condition_expr(cond: dict[str, Any]) -> pl.Expr:
 
 def declared_text(cond: dict[str, Any]) -> str:
     """A ``missing_when`` condition in words, as the reason of a row it made missing:
-    ``explanation matches 'No response|Parse error' (declared_failure)``."""
-    op = "matches" if cond["op"] == "matches" else "equals"
+    ``explanation matches 'No response|Parse error' (declared_failure)`` (the label in
+    parentheses only when the condition has one)."""
     value = cond["value"]
     shown = json.dumps(value) if isinstance(value, bool) else repr(value)
-    return f"{cond['field']} {op} {shown} ({cond['reason']})"
+    label = f" ({cond['reason']})" if cond["reason"] else ""
+    return f"{cond['field']} {cond['op']} {shown}{label}"
 
 
 def _declared_expr(name: str, cfg: Config) -> pl.Expr:
@@ -713,10 +714,11 @@ def _fmt_num(x: float) -> str:
 def content_columns(cfg: Config) -> list[str]:
     """The columns whose values decide whether two rows with one key are the same row: what
     was read (kind, number, text) for every rubric field, so true and "true", or NaN and
-    Infinity, differ; 6 and 6.0 are the same number."""
+    Infinity, differ; 6 and 6.0 are the same number. With ``missing_when``, the status of each
+    declared field too: a -2 that is "No response" and a -2 that is a grade are not one judgment."""
     names = cfg.score_names
     return ([f"{n}__kind" for n in names] + [f"{n}__num" for n in names] + [f"{n}__str" for n in names]
-            + ["flags", "flags_present", "verdict"])
+            + ["flags", "flags_present", "verdict"] + [f"{n}__status" for n in cfg.missing_when])
 
 
 KEYED = pl.col("bucket").is_in(["malformed", "blank"]).not_()
