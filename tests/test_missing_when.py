@@ -343,3 +343,14 @@ def test_csv_condition_without_a_label(tmp_path: Path) -> None:
         ("valid", None),
         ("empty", "field 'overall': declared missing, 1 written where note matches 'Parse'"),
         ("empty", "field 'overall': declared missing, 1 written where note equals 7")]
+
+
+def test_every_score_declared_missing_is_one_line_saying_so(tmp_path: Path) -> None:
+    log = _write_log(tmp_path / "all.eval", "openai/a", [(-2, "No response")] * 3)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text('extends: inspect\nrubric: {min: -2, max: 2}\nmissing_when:\n  value:\n'
+                   '    - {field: explanation, matches: "No response"}\n', "utf-8")
+    res = run_cli(["analyze", log, "--config", str(cfg), "--out", str(tmp_path / "o")])
+    assert res.code == 2 and res.traceback is None
+    (line,) = [x for x in res.err.splitlines() if x.strip()]
+    assert "no valid row at all (empty 3); 3 headline score(s) declared missing by missing_when" in line

@@ -1392,6 +1392,10 @@ def _fit_hint(path: str, cfg: Config, df: pl.DataFrame) -> str:
     sub = df.filter(pl.col("file") == path)
     buckets = dict(sub.group_by("bucket").len().iter_rows()) if sub.height else {}
     text = ""
+    declared = (sub.filter(pl.col(f"{hl}__status") == "declared_missing").height
+                if cfg.missing_when and f"{hl}__status" in sub.columns else 0)
+    if declared:
+        text += f"; {declared} headline score(s) declared missing by missing_when"
     if cfg.reader == "inspect" and preset == "inspect":
         text += (f"; the file is {looks}, read as one row per sample x scorer with fields "
                  "sample_id, epoch, model, task, run_id, log, scorer, value (and the score's answer, "
