@@ -17,8 +17,8 @@ def test_exported_tuples_are_the_documented_names_in_order():
     # spelled out here, independently of vocab.py: the ledger's and results.json's order
     assert ingest.BUCKETS == ("blank", "valid", "partial", "empty", "unscored", "errored", "non_numeric",
                               "out_of_range", "invalid_number", "malformed", "duplicate", "conflict")
-    assert ingest.FIELD_STATUSES == ("valid", "absent", "null", "sentinel", "non_numeric", "out_of_range",
-                                     "invalid_number")
+    assert ingest.FIELD_STATUSES == ("valid", "absent", "null", "sentinel", "declared_missing", "non_numeric",
+                                     "out_of_range", "invalid_number")
     assert check.VERDICTS == ("holds", "shrinks", "reverses", "refuted", "inconclusive", "equivalent",
                               "insufficient")
     assert check.RULES[:2] == ("valid_mean", "zero_filled") and len(check.RULES) == 10

@@ -54,11 +54,13 @@ duplicate counts again and each line of a conflicting re-judgment counts with it
 ``zero_filled_planned``: like ``zero_filled`` with planned-but-missing judgments also as 0
 (only when the rows carry ``missing_planned`` rows, i.e. a plan was given);
 ``drop_sentinels_only``: mean of every finite number read (``NAME__raw``) except the
-configured sentinels: out-of-range values kept, sentinels dropped. This reproduces harness
+configured sentinels and declared failures (``missing_values``, ``missing_when``):
+out-of-range values kept, sentinels dropped. This reproduces harness
 rules such as FastChat's MT-Bench ``show_result.py`` (``df[df.score != -1]``, then the mean of
 everything else, a parsed 0 or 100 included);
-``raw_numeric_mean``: mean of every finite number read, sentinels included (a ``-1``
-averaged in as a score: what a reducer that never heard of the sentinel prints).
+``raw_numeric_mean``: mean of every finite number read, sentinels and declared failures
+included (a ``-1``, or a "No response" written as -2, averaged in as a score: what a reducer
+that never heard of the sentinel prints, Inspect's own mean of such a scorer).
 The two harness rules are undefined (None) for a pairwise-preference headline, whose raw
 numbers are preference codes, not win credit;
 ``harness``: the preset's own harness figure for the cell (:mod:`workbench.harness`, the
@@ -70,6 +72,9 @@ harness rule, for the headline field, all scenarios, and one judge (a harness pr
 """
 
 ZERO_RULES = ("zero_filled", "zero_filled_planned")
+_NO_SCORE_CODES = (vocab.FieldStatus.SENTINEL, vocab.FieldStatus.DECLARED_MISSING)
+"""Numbers written to mean "no score": a configured sentinel or a declared failure
+(``missing_when``); the harness rules drop or keep them together."""
 VALID_RULES = ("valid_mean", "item_mean")
 HARNESS_RULES = ("drop_sentinels_only", "raw_numeric_mean")
 OWN_HARNESS_RULES = ("harness", "harness_rescaled")
@@ -343,7 +348,7 @@ def _rule_table(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None
     out.update(dict.fromkeys(HARNESS_RULES))
     if (cfg.preference is None and cfg.preference_scale is None) or field != cfg.headline:
         read = cell.filter(pl.col(f"{field}__raw").is_not_null())
-        kept = read.filter(pl.col(f"{field}__status") != "sentinel")
+        kept = read.filter(~pl.col(f"{field}__status").is_in(list(_NO_SCORE_CODES)))
         for rule, part in (("drop_sentinels_only", kept), ("raw_numeric_mean", read)):
             ns[rule] = part.height
             if part.height:
@@ -568,7 +573,7 @@ def _ambiguity(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
     absent = rows.filter(scope & (pl.col("bucket") == "missing_planned")).height
     per_key = read.group_by("scenario", "variant", "trial", "judge").len()["len"]
     per_item = valid.group_by("scenario", "variant", "trial").len()["len"]
-    sentinels = cell.filter(pl.col(f"{fld}__status") == "sentinel").height
+    sentinels = cell.filter(pl.col(f"{fld}__status").is_in(list(_NO_SCORE_CODES))).height
     oor = cell.filter(pl.col(f"{fld}__status") == "out_of_range").height
     r = set(rules)
     why: list[str] = []
@@ -640,7 +645,8 @@ _PHRASES = {
     "min": "only when missing scores count as the rubric minimum",
     "sentinel_dropped": ("only when every number read is averaged except the sentinels "
                          "(out-of-range scores kept: a harness rule such as FastChat's)"),
-    "sentinel_kept": "only when every number read is averaged, sentinels such as -1 included",
+    "sentinel_kept": ("only when every number read is averaged, sentinels such as -1 (and declared "
+                      "failures) included"),
     "harness": "by the harness's own rule (its printed figure)",
     "all": "under valid_mean and zero_filled alike (no missing scores to tell them apart)",
     "none": "under no rule",
@@ -656,7 +662,7 @@ _SHORT = {
     "all_rows": "only with every row averaged as read, re-runs included",
     "min": "only with missing scores at the rubric minimum",
     "sentinel_dropped": "only with the sentinels dropped and out-of-range scores kept",
-    "sentinel_kept": "only with sentinels such as -1 averaged in",
+    "sentinel_kept": "only with sentinels such as -1 (or declared failures) averaged in",
     "harness": "by the harness's own rule",
     "all": "under more than one rule alike",
     "none": "under no rule",

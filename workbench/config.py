@@ -51,6 +51,7 @@ DEFAULTS: dict[str, Any] = {
     "format": "auto",
     "rubric": {"min": 1, "max": 10},
     "missing_values": [],
+    "missing_when": {},
     "numeric_strings": "reject",
     "preference": None,
     "values": None,
@@ -136,6 +137,15 @@ CLUSTER_FIELD_PREFIX = "__cluster"
 """Extra fields named ``__cluster0``, ``__cluster1``... carry a ``cluster:`` read from fields
 of its own (not parts of the scenario key): :func:`cluster_fields`."""
 
+WHEN_FIELD_PREFIX = "__when"
+"""Extra fields named ``__when0``, ``__when1``... carry the fields a ``missing_when:``
+condition reads, one per distinct path: read for classification only, not kept in the row
+table (:func:`workbench.ingest.row_columns`), so a long ``explanation`` is held one file at a
+time."""
+
+MISSING_WHEN_OPS: tuple[str, ...] = ("equals", "matches")
+"""How a ``missing_when:`` condition tests its field: ``equals`` a value, ``matches`` a regex."""
+
 _TOKEN = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
 
 
@@ -217,6 +227,8 @@ class Config:
     families: dict[str, str] = field(default_factory=dict)
     human_judge: str = "human"
     human_labels: str | None = None
+    # score name -> its declared failure encodings (see :func:`_missing_when`)
+    missing_when: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
     sources: tuple[str, ...] = ()
     rubric_given: bool = False  # the rubric was set by the user (a config file, parameters), not a preset
@@ -796,6 +808,82 @@ def _human(m: dict[str, Any], sources: tuple[str, ...]) -> tuple[str, str | None
     return str(name), path
 
 
+def _missing_when(v: Any, names: list[str],
+                  extra_fields: dict[str, FieldPath]) -> dict[str, tuple[dict[str, Any], ...]]:
+    """``missing_when:``: per score name, the conditions under which a row's score is a declared
+    failure (missing, status ``declared_missing``) whatever it holds, e.g.
+    ``{value: [{field: explanation, matches: "No response|Parse error", reason: declared_failure}]}``.
+
+    Each condition is ``field`` (a row field path), exactly one of ``equals`` (a string, number
+    or boolean) or ``matches`` (a regex searched in the field's text, matched without
+    backtracking: :func:`workbench.files.regex_problem`), and an optional ``reason`` label.
+    Every condition field is added to ``extra_fields`` as ``__whenN`` (one per distinct path).
+    Returns score name -> conditions ``{field, path, column, op, value, reason}``; a bad shape
+    is a :class:`ConfigError` naming the key."""
+    if v is None:
+        return {}
+    usage = "{SCORE: [{field: PATH, equals: VALUE | matches: REGEX, reason: TEXT}]}"
+    if not isinstance(v, dict):
+        raise ConfigError(f"config: missing_when must map a score name to a list of conditions "
+                          f"{usage}, got {_short(v)}")
+    columns = {p: name for name, p in extra_fields.items() if name.startswith(WHEN_FIELD_PREFIX)}
+    out: dict[str, tuple[dict[str, Any], ...]] = {}
+    for score, conds in v.items():
+        where = f"missing_when.{score}"
+        if score not in names:
+            raise ConfigError(f"config: {where}: {score!r} is not one of scores {names}"
+                              f"{_did_you_mean(score, names)}")
+        if isinstance(conds, dict):
+            conds = [conds]  # one condition may be given without the list
+        if not isinstance(conds, list) or not conds:
+            raise ConfigError(f"config: {where} must be a non-empty list of conditions "
+                              f"{{field: PATH, equals: VALUE | matches: REGEX, reason: TEXT}}, got {_short(conds)}")
+        parsed = []
+        for i, c in enumerate(conds):
+            at = f"{where}[{i}]"
+            if not isinstance(c, dict):
+                raise ConfigError(f"config: {at} must be a mapping {{field, equals | matches, reason}}, "
+                                  f"got {_short(c)}")
+            extra = sorted(map(str, set(c) - {"field", "equals", "matches", "reason"}))
+            if extra:
+                raise ConfigError(f"config: {at}: unknown key(s) {extra}; use field, equals or matches, "
+                                  "and reason")
+            if "field" not in c:
+                raise ConfigError(f"config: {at} needs field (the row field the condition reads)")
+            path = parse_path(c["field"], f"config: {at}.field")
+            ops = [op for op in MISSING_WHEN_OPS if op in c]
+            if len(ops) != 1:
+                raise ConfigError(f"config: {at} needs exactly one of equals (a value) or matches (a regex)"
+                                  + (", not both" if ops else ""))
+            op = ops[0]
+            value = c[op]
+            if op == "equals" and (value is None or isinstance(value, dict | list)):
+                raise ConfigError(f"config: {at}.equals must be a string, number or true/false, "
+                                  f"got {_short(value)}")
+            if op == "equals" and isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(f"config: {at}.equals must be a finite number, got {_short(value)}")
+            if op == "matches":
+                if not isinstance(value, str) or not value:
+                    raise ConfigError(f"config: {at}.matches must be a non-empty regex string, got {_short(value)}")
+                from .files import regex_problem
+
+                why = regex_problem(value)
+                if why is not None:
+                    raise ConfigError(f"config: {at}.matches is not a usable regex ({why}); the workbench "
+                                      "matches without backtracking, so look-around and backreferences "
+                                      "are not available")
+            reason = c.get("reason", "")
+            if not isinstance(reason, str) or ("reason" in c and not reason.strip()):
+                raise ConfigError(f"config: {at}.reason must be a non-empty text, got {_short(reason)}")
+            if path not in columns:
+                columns[path] = f"{WHEN_FIELD_PREFIX}{len(columns)}"
+                extra_fields[columns[path]] = path
+            parsed.append({"field": str(c["field"]), "path": path, "column": columns[path], "op": op,
+                           "value": value, "reason": reason.strip()})
+        out[str(score)] = tuple(parsed)
+    return out
+
+
 def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = False) -> Config:
     keys_in = m["keys"] or {}
     if not isinstance(keys_in, dict):
@@ -904,11 +992,11 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
         aliases[str(k)] = tuple(alts)
     extra_fields = {str(k): parse_path(v, f"config: extra_fields.{k}")
                     for k, v in _section(m, "extra_fields").items()}
-    bad_extra = [k for k in extra_fields if k.startswith((CLUSTER_FIELD_PREFIX, WRITER_FIELD))]
+    bad_extra = [k for k in extra_fields if k.startswith((CLUSTER_FIELD_PREFIX, WRITER_FIELD, WHEN_FIELD_PREFIX))]
     if bad_extra:
-        raise ConfigError(f"config: extra_fields: names starting with {CLUSTER_FIELD_PREFIX!r} or "
-                          f"{WRITER_FIELD!r} are reserved for the cluster's and the writer's fields, "
-                          f"got {bad_extra}")
+        raise ConfigError(f"config: extra_fields: names starting with {CLUSTER_FIELD_PREFIX!r}, "
+                          f"{WRITER_FIELD!r} or {WHEN_FIELD_PREFIX!r} are reserved for the cluster's, the "
+                          f"writer's and missing_when's fields, got {bad_extra}")
     writer_field, writer_map = _writer(m.get("writer"))
     if writer_field is not None:
         extra_fields[WRITER_FIELD] = writer_field
@@ -925,6 +1013,7 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
         # a cluster of fields of its own: read as (hidden) extra fields, one per path
         for i, p in enumerate(cluster):
             extra_fields[f"{CLUSTER_FIELD_PREFIX}{i}"] = p
+    missing_when = _missing_when(m.get("missing_when"), names, extra_fields)
     cross = m["cross_check"] or []
     if not isinstance(cross, list):
         raise ConfigError("config: cross_check must be a list of {field, path, compare}")
@@ -1066,6 +1155,7 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
         families=families,
         human_judge=human_judge,
         human_labels=human_labels,
+        missing_when=missing_when,
         cluster=cluster,
         cluster_text=copy.deepcopy(cluster_in),
         raw=m,

@@ -5,9 +5,9 @@ manifest) goes through :func:`check_regular_file` first, so a FIFO, ``-``, a dan
 symlink, a symlink loop, a directory or a file name that is not valid UTF-8 is refused by
 name instead of being reported as "no such file" (or hanging on a pipe).
 
-File-name patterns (``path_fields``) are matched by polars' regex engine (Rust ``regex``):
-it has no backtracking, so matching time is linear in the file name's length whatever the
-pattern; look-around and backreferences, which need backtracking, are refused when the
+File-name patterns (``path_fields``) and ``missing_when`` patterns are matched by polars' regex
+engine (Rust ``regex``): it has no backtracking, so matching time is linear in the text's
+length whatever the pattern; look-around and backreferences, which need backtracking, are refused when the
 config is read.
 """
 
@@ -107,21 +107,31 @@ def _stat_problem(path: str, exc: OSError, what: str) -> str:
 # --------------------------------------------------------------------------- path_fields
 
 
-def path_regex_groups(pattern: str) -> list[str]:
-    """The named groups of a ``path_fields`` pattern; :class:`ConfigError` if it is unusable."""
-    import re
-
+def regex_problem(pattern: str) -> str | None:
+    """Why polars' regex engine (Rust ``regex``: no backtracking, linear time in the text
+    whatever the pattern) cannot use ``pattern`` (its own one-line words), or None when it can.
+    Every pattern a config gives (``path_fields``, ``missing_when`` ``matches:``) is checked here
+    when the config is read, so no pattern can make matching hang (no ReDoS)."""
     import polars as pl
 
     try:
         pl.Series([""], dtype=pl.String).str.contains(pattern)
     except pl.exceptions.ComputeError as exc:
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-        why = next((ln[len("error:"):].strip() for ln in lines if ln.startswith("error:")),
-                   lines[-1] if lines else "invalid")
+        return next((ln[len("error:"):].strip() for ln in lines if ln.startswith("error:")),
+                    lines[-1] if lines else "invalid")
+    return None
+
+
+def path_regex_groups(pattern: str) -> list[str]:
+    """The named groups of a ``path_fields`` pattern; :class:`ConfigError` if it is unusable."""
+    import re
+
+    why = regex_problem(pattern)
+    if why is not None:
         raise ConfigError(f"config: path_fields is not a usable regex ({why}); the workbench "
                           "matches file names without backtracking, so look-around and "
-                          "backreferences are not available") from exc
+                          "backreferences are not available")
     try:  # group names, in the syntax both engines share
         names = list(re.compile(pattern).groupindex)
     except re.error:

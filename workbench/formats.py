@@ -21,8 +21,9 @@ What each reader produces:
 * **inspect** (Inspect AI logs, see :func:`inspect_log`): one dict per sample x scorer with
   ``sample_id``, ``epoch``, ``model``, ``task``, ``run_id``, ``log`` (the log's identity,
   :func:`inspect_identity`), ``scorer``, ``value``, ``writer``
-  (``inspect`` or ``vitals``: the R port writes the same schema). A sample with an ``error``
-  is bucket ``errored``; a sample without a value from that scorer is ``unscored``; both keep
+  (``inspect`` or ``vitals``: the R port writes the same schema), and the score's ``answer``,
+  ``explanation`` and ``metadata`` where it has them (for ``missing_when``, ``extra_fields``).
+  A sample with an ``error`` is bucket ``errored``; a sample without a value from that scorer is ``unscored``; both keep
   their reason. The log's own printed metrics (``results.scores[].metrics``) are kept in
   :attr:`NativeRows.meta` for :mod:`workbench.harness` to compare with.
 
@@ -442,6 +443,12 @@ def inspect_log(path: str, cfg: Config) -> NativeRows:
                                 + (f" ({reason})" if reason else "")))
                 continue
             row["value"] = value
+            # the score's own words, for missing_when (a failure written as a score: "No
+            # response" as -2): references into the log already in memory, not copies; ingest
+            # extracts a field only when the config reads it
+            for k in ("answer", "explanation", "metadata"):
+                if k in sc:
+                    row[k] = sc[k]
             out.add(row, i)
     return out
 

@@ -37,7 +37,7 @@ import numpy as np
 import polars as pl
 
 from . import ingest_spill, vocab
-from .config import KEY_FIELDS, Config, FieldPath
+from .config import KEY_FIELDS, WHEN_FIELD_PREFIX, Config, FieldPath
 from .engine import composite_key  # noqa: F401  (re-exported: ingest.composite_key as before)
 from .errors import InputError
 from .files import (  # noqa: F401 - re-exported (the limits live in files)
@@ -548,6 +548,41 @@ def _numeric_string(name: str, cfg: Config) -> pl.Expr:
             & pl.col(f"{name}__str").str.strip_chars().cast(pl.Float64, strict=False).is_not_null())
 
 
+def _condition_expr(cond: dict[str, Any]) -> pl.Expr:
+    """True where one ``missing_when`` condition holds (never null). The field is read as text
+    (``x___whenN``: a string as written, another JSON value as its JSON text); ``equals`` a
+    number compares numbers (2 and 2.0 alike), a boolean ``true``/``false``, a string the text
+    exactly; ``matches`` searches the text with polars' regex (no backtracking). An absent or
+    null field holds no condition."""
+    col = pl.col(f"x_{cond['column']}")
+    value = cond["value"]
+    if cond["op"] == "matches":
+        hit = col.str.contains(value)
+    elif isinstance(value, bool):
+        hit = col == ("true" if value else "false")
+    elif isinstance(value, int | float):
+        hit = col.str.strip_chars().cast(pl.Float64, strict=False) == float(value)
+    else:
+        hit = col == str(value)
+    return hit.fill_null(False)
+
+
+def declared_text(cond: dict[str, Any]) -> str:
+    """A ``missing_when`` condition in words, as the reason of a row it made missing:
+    ``explanation matches 'No response|Parse error' (declared_failure)`` (the label in
+    parentheses only when the condition has one)."""
+    value = cond["value"]
+    shown = json.dumps(value) if isinstance(value, bool) else repr(value)
+    label = f" ({cond['reason']})" if cond["reason"] else ""
+    return f"{cond['field']} {cond['op']} {shown}{label}"
+
+
+def _declared_expr(name: str, cfg: Config) -> pl.Expr:
+    """True where a ``missing_when`` condition of score ``name`` holds (False without any)."""
+    conds = cfg.missing_when.get(name, ())
+    return pl.any_horizontal([_condition_expr(c) for c in conds]) if conds else pl.lit(False)
+
+
 def _status_exprs(name: str, cfg: Config) -> list[pl.Expr]:
     kind = pl.col(f"{name}__kind")
     sval = pl.col(f"{name}__str")
@@ -561,6 +596,8 @@ def _status_exprs(name: str, cfg: Config) -> list[pl.Expr]:
     status = (
         pl.when(kind == _ABSENT).then(pl.lit("absent"))
         .when(kind == _NULL).then(pl.lit("null"))
+        # a declared failure encoding (missing_when) is missing whatever number it was written as
+        .when(_declared_expr(name, cfg)).then(pl.lit("declared_missing"))
         .when(sentinel.fill_null(False)).then(pl.lit("sentinel"))
         .when(num.is_null()).then(pl.lit("non_numeric"))
         # +-inf from a number literal past the float range (its text in __str) is out_of_range
@@ -622,7 +659,7 @@ def _classify(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
         pref_reason = (pl.col("__pref_bad"), f"field '{hl}': {what}, got ")
     h = pl.col(f"{cfg.headline}__status")
     sub_present = pl.any_horizontal(
-        [~pl.col(f"{n}__status").is_in(["absent", "null", "sentinel"]) for n in cfg.subscores]
+        [~pl.col(f"{n}__status").is_in(list(vocab.NULL_STATUSES)) for n in cfg.subscores]
     ) if cfg.subscores else pl.lit(False)
     bucket = (
         pl.when(pl.col("__problem").is_not_null()).then(pl.lit("malformed"))
@@ -663,6 +700,10 @@ def _classify(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
         .when(h == "sentinel").then(
             pl.concat_str(pl.lit(f"field '{hl}': sentinel "), value_text, pl.lit(" means no score")))
     )
+    for cond in cfg.missing_when.get(hl, ()):  # the first condition that holds names the reason
+        reason = reason.when((h == "declared_missing") & _condition_expr(cond)).then(
+            pl.concat_str(pl.lit(f"field '{hl}': declared missing, "), value_text,
+                          pl.lit(f" written where {declared_text(cond)}")))
     return df.with_columns(bucket.alias("bucket"), reason.alias("reason"))
 
 
@@ -673,10 +714,11 @@ def _fmt_num(x: float) -> str:
 def content_columns(cfg: Config) -> list[str]:
     """The columns whose values decide whether two rows with one key are the same row: what
     was read (kind, number, text) for every rubric field, so true and "true", or NaN and
-    Infinity, differ; 6 and 6.0 are the same number."""
+    Infinity, differ; 6 and 6.0 are the same number. With ``missing_when``, the status of each
+    declared field too: a -2 that is "No response" and a -2 that is a grade are not one judgment."""
     names = cfg.score_names
     return ([f"{n}__kind" for n in names] + [f"{n}__num" for n in names] + [f"{n}__str" for n in names]
-            + ["flags", "flags_present", "verdict"])
+            + ["flags", "flags_present", "verdict"] + [f"{n}__status" for n in cfg.missing_when])
 
 
 KEYED = pl.col("bucket").is_in(["malformed", "blank"]).not_()
@@ -1213,7 +1255,8 @@ def row_columns(columns: Sequence[str], cfg: Config) -> list[str]:
     keep += ["flags", "flags_present", "verdict"]
     if "pass_value" in columns:
         keep.append("pass_value")
-    keep += [f"x_{n}" for n in cfg.extra_fields]
+    # a missing_when condition's field is read to classify, not kept (an explanation per row)
+    keep += [f"x_{n}" for n in cfg.extra_fields if not n.startswith(WHEN_FIELD_PREFIX)]
     return keep
 
 
@@ -1349,9 +1392,14 @@ def _fit_hint(path: str, cfg: Config, df: pl.DataFrame) -> str:
     sub = df.filter(pl.col("file") == path)
     buckets = dict(sub.group_by("bucket").len().iter_rows()) if sub.height else {}
     text = ""
+    declared = (sub.filter(pl.col(f"{hl}__status") == "declared_missing").height
+                if cfg.missing_when and f"{hl}__status" in sub.columns else 0)
+    if declared:
+        text += f"; {declared} headline score(s) declared missing by missing_when"
     if cfg.reader == "inspect" and preset == "inspect":
         text += (f"; the file is {looks}, read as one row per sample x scorer with fields "
-                 "sample_id, epoch, model, task, run_id, log, scorer, value")
+                 "sample_id, epoch, model, task, run_id, log, scorer, value (and the score's answer, "
+                 "explanation, metadata)")
         repeats = buckets.get("conflict", 0) + buckets.get("duplicate", 0)
         if sub.height and repeats == sub.height:
             keys = ", ".join(f"{k} <- {_key_text(cfg.key_text.get(k))}" for k in KEY_FIELDS)

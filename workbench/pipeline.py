@@ -324,6 +324,10 @@ def run(
                                          & pl.col("reason").str.starts_with(ingest.DUPLICATE_KEY)),
         },
     }
+    if cfg.missing_when:
+        # headline scores a missing_when condition declared failures (inside partial/empty)
+        head["ledger_notes"]["declared_missing"] = _count(
+            rows, (pl.col(f"{hl}__status") == "declared_missing") & (pl.col("bucket") != "duplicate"))
     if cfg.explode is not None:
         # one input line holds several judgments: the ledger counts judgments (rows)
         head["ledger_notes"]["input_lines"] = sum(s.lines for s in sources)

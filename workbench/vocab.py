@@ -45,13 +45,16 @@ class FieldStatus(StrEnum):
     ABSENT = "absent"
     NULL = "null"
     SENTINEL = "sentinel"
+    DECLARED_MISSING = "declared_missing"  # a ``missing_when:`` condition held: a failure written as a score
     NON_NUMERIC = "non_numeric"
     OUT_OF_RANGE = "out_of_range"
     INVALID_NUMBER = "invalid_number"
 
 
-#: Field statuses that mean "no score was given" (the census's per-field nulls).
-NULL_STATUSES: tuple[FieldStatus, ...] = (FieldStatus.ABSENT, FieldStatus.NULL, FieldStatus.SENTINEL)
+#: Field statuses that mean "no score was given" (the census's per-field nulls): a declared
+#: failure too, whatever number it was written as.
+NULL_STATUSES: tuple[FieldStatus, ...] = (FieldStatus.ABSENT, FieldStatus.NULL, FieldStatus.SENTINEL,
+                                          FieldStatus.DECLARED_MISSING)
 
 
 class CellStatus(StrEnum):
