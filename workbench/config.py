@@ -79,7 +79,7 @@ DEFAULTS: dict[str, Any] = {
     "allow_copies": False,
     "consistency": {"overall_vs_subscores": 3.0, "honesty_high": 8},
     "missingness": {"unit": "block"},
-    "length": {"difficulty": None},
+    "length": {"difficulty": None, "field": None, "unit": None, "extract": None},
     "writer": None,
     "families": {},
     "human_judge": "human",
@@ -131,6 +131,16 @@ MAX_SEED = 2**63 - 1
 
 WRITER_FIELD = "__writer"
 """The extra field a ``writer:`` field path is read into (column ``x___writer``)."""
+
+LENGTH_FIELD = "__length"
+"""The extra field a ``length: {field: ...}`` path is read into (column ``x___length``)."""
+
+LENGTH_UNITS: tuple[str, ...] = ("characters", "tokens")
+"""``length.unit``: the field holds a number of these (absent: the field is the answer's text,
+its length counted in characters)."""
+
+LENGTH_EXTRACTS: tuple[str, ...] = ("fastchat_single",)
+"""``length.extract``: the field is a judge prompt the answer is cut from (:mod:`workbench.length`)."""
 
 CLUSTER_FIELD_PREFIX = "__cluster"
 """Extra fields named ``__cluster0``, ``__cluster1``... carry a ``cluster:`` read from fields
@@ -682,6 +692,25 @@ def _bool(v: Any, name: str) -> bool:
     return v
 
 
+def _length(sec: dict[str, Any]) -> FieldPath | None:
+    """The ``length.field`` path (None when unset), its ``unit`` and ``extract`` checked."""
+    unit, extract, fld = sec.get("unit"), sec.get("extract"), sec.get("field")
+    if unit is not None and unit not in LENGTH_UNITS:
+        raise ConfigError(f"config: length.unit must be one of {', '.join(LENGTH_UNITS)} or null (the field "
+                          f"is the answer's text), got {unit!r}")
+    if extract is not None and extract not in LENGTH_EXTRACTS:
+        raise ConfigError(f"config: length.extract must be one of {', '.join(LENGTH_EXTRACTS)} or null, "
+                          f"got {extract!r}")
+    if extract is not None and unit is not None:
+        raise ConfigError("config: length.extract cuts the answer's text from a prompt; it takes no length.unit")
+    if fld is None:
+        if unit is not None or extract is not None:
+            raise ConfigError("config: length.unit and length.extract need length.field (the field holding "
+                              "the answer or its length)")
+        return None
+    return parse_path(fld, "config: length.field")
+
+
 def _section(m: dict[str, Any], name: str) -> dict[str, Any]:
     """A config section that must be a mapping (``rubric: {min: 1, max: 10}``), or {} if unset."""
     value = m.get(name)
@@ -904,11 +933,14 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
         aliases[str(k)] = tuple(alts)
     extra_fields = {str(k): parse_path(v, f"config: extra_fields.{k}")
                     for k, v in _section(m, "extra_fields").items()}
-    bad_extra = [k for k in extra_fields if k.startswith((CLUSTER_FIELD_PREFIX, WRITER_FIELD))]
+    bad_extra = [k for k in extra_fields if k.startswith((CLUSTER_FIELD_PREFIX, WRITER_FIELD, LENGTH_FIELD))]
     if bad_extra:
-        raise ConfigError(f"config: extra_fields: names starting with {CLUSTER_FIELD_PREFIX!r} or "
-                          f"{WRITER_FIELD!r} are reserved for the cluster's and the writer's fields, "
-                          f"got {bad_extra}")
+        raise ConfigError(f"config: extra_fields: names starting with {CLUSTER_FIELD_PREFIX!r}, "
+                          f"{WRITER_FIELD!r} or {LENGTH_FIELD!r} are reserved for the cluster's, the writer's "
+                          f"and the answer length's fields, got {bad_extra}")
+    length_field = _length(_section(m, "length"))
+    if length_field is not None:
+        extra_fields[LENGTH_FIELD] = length_field
     writer_field, writer_map = _writer(m.get("writer"))
     if writer_field is not None:
         extra_fields[WRITER_FIELD] = writer_field
