@@ -139,8 +139,9 @@ LENGTH_UNITS: tuple[str, ...] = ("characters", "tokens")
 """``length.unit``: the field holds a number of these (absent: the field is the answer's text,
 its length counted in characters)."""
 
-LENGTH_EXTRACTS: tuple[str, ...] = ("fastchat_single",)
-"""``length.extract``: the field is a judge prompt the answer is cut from (:mod:`workbench.length`)."""
+LENGTH_EXTRACTS: tuple[str, ...] = ("fastchat_single", "arena_hard")
+"""``length.extract``: the field is a judge prompt the answer is cut from (:mod:`workbench.length`);
+``arena_hard`` also reads the exploded row's ``position`` (extra field ``__lengthpos``)."""
 
 CLUSTER_FIELD_PREFIX = "__cluster"
 """Extra fields named ``__cluster0``, ``__cluster1``... carry a ``cluster:`` read from fields
@@ -692,8 +693,9 @@ def _bool(v: Any, name: str) -> bool:
     return v
 
 
-def _length(sec: dict[str, Any]) -> FieldPath | None:
-    """The ``length.field`` path (None when unset), its ``unit`` and ``extract`` checked."""
+def _length(sec: dict[str, Any]) -> list[FieldPath]:
+    """The ``length.field`` paths (a path or a list of paths, the first a row holds is read;
+    [] when unset), its ``unit`` and ``extract`` checked."""
     unit, extract, fld = sec.get("unit"), sec.get("extract"), sec.get("field")
     if unit is not None and unit not in LENGTH_UNITS:
         raise ConfigError(f"config: length.unit must be one of {', '.join(LENGTH_UNITS)} or null (the field "
@@ -707,8 +709,11 @@ def _length(sec: dict[str, Any]) -> FieldPath | None:
         if unit is not None or extract is not None:
             raise ConfigError("config: length.unit and length.extract need length.field (the field holding "
                               "the answer or its length)")
-        return None
-    return parse_path(fld, "config: length.field")
+        return []
+    flds = fld if isinstance(fld, list) else [fld]
+    if not flds or not all(isinstance(f, str) for f in flds):
+        raise ConfigError(f"config: length.field must be a field path or a list of field paths, got {fld!r}")
+    return [parse_path(f, "config: length.field") for f in flds]
 
 
 def _section(m: dict[str, Any], name: str) -> dict[str, Any]:
@@ -938,9 +943,11 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
         raise ConfigError(f"config: extra_fields: names starting with {CLUSTER_FIELD_PREFIX!r}, "
                           f"{WRITER_FIELD!r} or {LENGTH_FIELD!r} are reserved for the cluster's, the writer's "
                           f"and the answer length's fields, got {bad_extra}")
-    length_field = _length(_section(m, "length"))
-    if length_field is not None:
-        extra_fields[LENGTH_FIELD] = length_field
+    length_paths = _length(_section(m, "length"))
+    for i, p in enumerate(length_paths):  # a list: the first that a row holds is read
+        extra_fields[LENGTH_FIELD if i == 0 else f"{LENGTH_FIELD}{i}"] = p
+    if length_paths and _section(m, "length").get("extract") == "arena_hard":
+        extra_fields[f"{LENGTH_FIELD}pos"] = parse_path("position", "config: length")
     writer_field, writer_map = _writer(m.get("writer"))
     if writer_field is not None:
         extra_fields[WRITER_FIELD] = writer_field

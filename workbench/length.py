@@ -591,6 +591,24 @@ def fastchat_answer(prompt: str | None) -> str | None:
     return None
 
 
+_AH = "<|The Start of Assistant {0}'s Answer|>\n", "\n<|The End of Assistant {0}'s Answer|>"
+
+
+def arena_hard_answer(prompt: str | None, position: str | None) -> str | None:
+    """The evaluated model's answer cut from an Arena-Hard judge prompt (a game's ``user_prompt``,
+    v2.0: its last ``prompt`` message): Assistant B's answer in game 1 (the baseline is A) and
+    Assistant A's in game 2 (the positions swapped), between ``<|The Start of Assistant X's
+    Answer|>`` and its end marker (the harness inserts the answer verbatim); None where the
+    prompt or the position (``1`` / ``2``) is not that layout."""
+    side = {"1": "B", "2": "A"}.get(str(position)) if prompt is not None else None
+    if side is None:
+        return None
+    start, end = (m.format(side) for m in _AH)
+    k = prompt.find(start)
+    e = prompt.find(end, k + len(start)) if k >= 0 else -1
+    return prompt[k + len(start):e] if e >= 0 else None
+
+
 def answer_spec(cfg: Any) -> dict[str, Any] | None:
     """What ``length:`` reads (field, unit, extract, the unit of the lengths), None when unset."""
     sec = (getattr(cfg, "raw", {}) or {}).get("length") or {}
@@ -599,15 +617,26 @@ def answer_spec(cfg: Any) -> dict[str, Any] | None:
     unit, extract = sec.get("unit"), sec.get("extract")
     reading = ("the number in the field" if unit is not None else
                "the answer cut from the judge prompt, FastChat's single-answer layout"
-               if extract == "fastchat_single" else "the field's text")
-    return {"field": str(sec["field"]), "unit": unit or "characters", "extract": extract, "reading": reading}
+               if extract == "fastchat_single" else
+               "the evaluated model's answer cut from the game's judge prompt, Arena-Hard's layout"
+               if extract == "arena_hard" else "the field's text")
+    fld = sec["field"]
+    return {"field": " | ".join(fld) if isinstance(fld, list) else str(fld), "unit": unit or "characters",
+            "extract": extract, "reading": reading}
 
 
 def answer_lengths(rows: pl.DataFrame, spec: Mapping[str, Any]) -> pl.Series:
     """Per row the answer's length (Float64, null where the row has none): the text's characters,
     the answer cut from a FastChat prompt, or the number in the field (``length.unit`` set; a
     value that is not a finite number >= 0 has no length)."""
-    col = rows[LENGTH_COLUMN].cast(pl.String)
+    alts = sorted((c for c in rows.columns if c.startswith(LENGTH_COLUMN) and c[len(LENGTH_COLUMN):].isdigit()),
+                  key=lambda c: int(c[len(LENGTH_COLUMN):]))
+    col = rows.select(pl.coalesce([pl.col(c).cast(pl.String) for c in [LENGTH_COLUMN, *alts]]))[LENGTH_COLUMN]
+    if spec["extract"] == "arena_hard":
+        pos = rows[f"{LENGTH_COLUMN}pos"].cast(pl.String).to_list() if f"{LENGTH_COLUMN}pos" in rows.columns \
+            else [None] * rows.height
+        cut = [None if v is None else arena_hard_answer(v, p) for v, p in zip(col.to_list(), pos, strict=True)]
+        return pl.Series("_len", [None if a is None else float(len(a)) for a in cut], dtype=pl.Float64)
     if spec["extract"] == "fastchat_single":
         cut = [None if v is None else fastchat_answer(v) for v in col.to_list()]
         return pl.Series("_len", [None if a is None else float(len(a)) for a in cut], dtype=pl.Float64)
@@ -718,8 +747,9 @@ def answer_slope_records(rows: pl.DataFrame, cfg: Any, spec: Mapping[str, Any],
             if fit is None:
                 rec.update({"clusters": int(np.unique(cl[sel]).size), "slope": None, "se": None, "ci_low": None,
                             "ci_high": None, "ci_method": None, "per_doubling": None,
-                            "why": NO_LENGTH if n == 0 else "too few rows or no spread of length "
-                                   + ("within scenario" if variant is None else "across scenarios")})
+                            "why": NO_LENGTH if n == 0 else "fewer than 3 rows with a length" if n < 3 else
+                            "no spread of the length within scenario (each scenario's rows share one length)"
+                            if variant is None else "no spread of the length across scenarios"})
             else:
                 b, s, q, G = fit
                 rec.update({"clusters": G, "slope": b, "se": s, "ci_low": b - q * s, "ci_high": b + q * s,
@@ -800,7 +830,14 @@ def slope_lines(sec: Mapping[str, Any] | None, value_unit: str | None = None) ->
                      f"{spec.get('reading')})")
         judge = r.get("judge") or "the judge"
         if r.get("slope") is None:
-            out.append(f"Length, {judge}: no slope ({r.get('why')}; {r.get('n')} rows with a length).")
+            out.append(f"Length, {judge}: no within-scenario slope ({r.get('why')}; {r.get('n')} rows with a "
+                       "length).")
+            across = [x for x in sec.get("slopes") or [] if x.get("judge") == r.get("judge")
+                      and x.get("variant") is not None and x.get("slope") is not None]
+            out += [f"Length, {judge}, {x['variant']} across its scenarios (length and question confounded): "
+                    f"{x['per_doubling']:+.3g} {unit} per doubling [{x['ci_low'] * math.log(2):+.3g}, "
+                    f"{x['ci_high'] * math.log(2):+.3g}] (CR1 clustered t, {x['clusters']} clusters, {x['n']} of "
+                    f"{x['rows']} valid rows with a length)." for x in across]
             continue
         ln2 = math.log(2)
         used = (f"{r['n']} rows" if alpaca else
