@@ -79,7 +79,7 @@ DEFAULTS: dict[str, Any] = {
     "allow_copies": False,
     "consistency": {"overall_vs_subscores": 3.0, "honesty_high": 8},
     "missingness": {"unit": "block"},
-    "length": {"difficulty": None, "field": None, "unit": None, "extract": None},
+    "length": {"difficulty": None},
     "writer": None,
     "families": {},
     "human_judge": "human",
@@ -459,13 +459,21 @@ def check_layer(layer: dict[str, Any], where: str, allow_extends: bool = False) 
     _check_keys(layer, DEFAULTS, (), where, allow_extends)
 
 
+OPTIONAL: dict[tuple[str, ...], dict[str, Any]] = {("length",): {"field": None, "unit": None, "extract": None}}
+"""Keys a section takes beyond its :data:`DEFAULTS` ones (``length.field``, ``length.unit``,
+``length.extract``): not in the defaults, so the config recorded in results.json gains them only
+where a config or preset sets them, and a run that reads no answer length writes what it wrote
+before."""
+
+
 def _is_free(path: tuple[Any, ...], default: Any) -> bool:
     return path[-1] in FREE_FORM or (isinstance(default, dict) and not default)
 
 
 def _check_keys(layer: dict[str, Any], schema: dict[str, Any], path: tuple[Any, ...], where: str,
                 allow_extends: bool = False) -> None:
-    known = set(schema) | ({"extends"} if allow_extends else set())
+    optional = OPTIONAL.get(tuple(map(str, path)), {})
+    known = set(schema) | set(optional) | ({"extends"} if allow_extends else set())
     for key, value in layer.items():
         sub = (*path, key)
         if key not in known:
@@ -475,7 +483,7 @@ def _check_keys(layer: dict[str, Any], schema: dict[str, Any], path: tuple[Any, 
             if not isinstance(value, str):
                 raise ConfigError(f"{where}: extends: must be a preset name, got {value!r}")
             continue
-        default = schema[key]
+        default = schema[key] if key in schema else optional[key]
         if isinstance(default, dict) and _is_free(sub, default):
             if value is not None and not isinstance(value, dict) and not (
                     key == "scores" and isinstance(value, list)):
