@@ -829,6 +829,8 @@ def slope_lines(sec: Mapping[str, Any] | None, value_unit: str | None = None) ->
                 else f"the answer's length in {spec.get('unit', 'characters')} ({spec.get('field')}: "
                      f"{spec.get('reading')})")
         judge = r.get("judge") or "the judge"
+        if r.get("slope") is None and r.get("why") == NO_LENGTH and sec.get("why") == NO_LENGTH:
+            continue  # said once above
         if r.get("slope") is None:
             out.append(f"Length, {judge}: no within-scenario slope ({r.get('why')}; {r.get('n')} rows with a "
                        "length).")
