@@ -91,7 +91,7 @@ def test_planted_slope_recovered_and_equal_to_statsmodels(tmp_path: Path) -> Non
                                         [r["scenario"] for r in t], [r["variant"] for r in t],
                                         [r["scenario"] for r in t])
         rec = pooled(doc, judge)
-        assert rec["n"] == 90 and rec["clusters"] == 30 and rec["ci_method"] == "cluster_t"
+        assert rec["n"] == 90 and rec["clusters"] == 30 and rec["ci_method"] == "ols_fe_cluster_t"
         assert rec["slope"] == pytest.approx(b, rel=1e-9) and rec["se"] == pytest.approx(se, rel=1e-9)
         assert (rec["ci_low"], rec["ci_high"]) == pytest.approx((lo, hi), rel=1e-9)
         assert rec["per_doubling"] == pytest.approx(b * math.log(2), rel=1e-12)

@@ -39,6 +39,15 @@ spread placed around the harness-weights figure (its weights come from a fit tha
 rerun here). :func:`slope_records`: per judge, OLS of the score (percent) on
 ``log(len(output_2) / len(output_1))`` with scenario and variant fixed effects (within
 scenario), CR1 clustered by scenario, t(G - 1) (``cluster_t``); and per variant without them.
+
+**Any harness** (:func:`answer_section`, config ``length: {field, unit, extract}``): where the
+rows carry the judged answer (its text, a number of characters or tokens, or a judge prompt it
+is cut from: :func:`fastchat_answer`, :func:`arena_hard_answer`), per judge the slope of the
+headline score on log(answer length) within scenario (scenario and variant fixed effects by
+demeaning, :func:`within_slope`; CR1 clustered by the run's cluster, t(G - 1):
+``ols_fe_cluster_t``) and per judge x variant across its scenarios (``cluster_t``); rows without
+a length or with length 0 are counted and left out; no length at all is said by name
+(:data:`NO_LENGTH`).
 """
 
 from __future__ import annotations
@@ -753,7 +762,8 @@ def answer_slope_records(rows: pl.DataFrame, cfg: Any, spec: Mapping[str, Any],
             else:
                 b, s, q, G = fit
                 rec.update({"clusters": G, "slope": b, "se": s, "ci_low": b - q * s, "ci_high": b + q * s,
-                            "ci_method": "cluster_t", "per_doubling": b * math.log(2), "why": None})
+                            "ci_method": "ols_fe_cluster_t" if variant is None else "cluster_t",
+                            "per_doubling": b * math.log(2), "why": None})
             rec["fixed_effects"] = "scenario + variant" if variant is None else None
             out.append(rec)
     return out, counts
