@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pytest
 import statsmodels.api as sm
 from conftest import make_row_line
@@ -209,8 +210,8 @@ def test_inspect_completion_length_and_slope(tmp_path: Path) -> None:
             truth.append({"scenario": str(i), "variant": model, "y": 1.0 if grade == "C" else 0.0, "len": n})
         files.append(_log(tmp_path / f"{m}.json", model, samples))
     a = pipeline.run(files, load_config(preset="inspect", overrides=FAST))
-    assert a.rows["x___length"].drop_nulls().str.len_chars().max() <= 3  # the number, not the text
-    assert sorted(int(v) for v in a.rows["x___length"].to_list()) == sorted(r["len"] for r in truth)
+    assert a.rows["x___length"].dtype == pl.Float64  # the number, not the text
+    assert sorted(a.rows["x___length"].to_list()) == sorted(float(r["len"]) for r in truth)
     b, se, lo, hi = reference_slope([r["y"] for r in truth], [math.log(r["len"]) for r in truth],
                                     [r["scenario"] for r in truth], [r["variant"] for r in truth],
                                     [r["scenario"] for r in truth])
@@ -251,6 +252,9 @@ def test_real_fastchat_single_slope_against_an_independent_fit() -> None:
     assert (rec["ci_low"], rec["ci_high"]) == pytest.approx((lo, hi), rel=1e-9)
     assert rec["slope"] == pytest.approx(-0.148809868555, abs=1e-9)
     assert doc["length"]["answer_length"]["extract"] == "fastchat_single"
+    a = pipeline.run([str(WGM)], load_config(preset="mt-bench", overrides=FAST))
+    # the row table keeps the length, not the prompt (kilobytes a row)
+    assert a.rows["x___length"].dtype == pl.Float64 and "x___length1" not in a.rows.columns
 
 
 def test_real_wildbench_model_output_lengths() -> None:

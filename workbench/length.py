@@ -69,7 +69,7 @@ from .errors import WorkbenchError
 __all__ = ["GroupData", "fit_shared", "lc_fitted", "lc_harness", "fit_per_model", "read_difficulty",
            "read_weights", "read_leaderboard", "bootstrap_lc", "lc_records", "slope_records", "section",
            "cluster_ols", "FITTED", "SUPPLIED", "LC_METHOD", "NO_LENGTH", "fastchat_answer", "answer_spec",
-           "answer_lengths", "within_slope", "answer_slope_records", "answer_section", "slope_lines"]
+           "answer_lengths", "keep_lengths", "within_slope", "answer_slope_records", "answer_section", "slope_lines"]
 
 FITTED = "fitted from the given annotations"
 SUPPLIED = "supplied"
@@ -637,7 +637,10 @@ def answer_spec(cfg: Any) -> dict[str, Any] | None:
 def answer_lengths(rows: pl.DataFrame, spec: Mapping[str, Any]) -> pl.Series:
     """Per row the answer's length (Float64, null where the row has none): the text's characters,
     the answer cut from a FastChat prompt, or the number in the field (``length.unit`` set; a
-    value that is not a finite number >= 0 has no length)."""
+    value that is not a finite number >= 0 has no length); the column itself once
+    :func:`keep_lengths` has reduced it."""
+    if rows.schema[LENGTH_COLUMN] == pl.Float64:
+        return rows[LENGTH_COLUMN].alias("_len")
     alts = sorted((c for c in rows.columns if c.startswith(LENGTH_COLUMN) and c[len(LENGTH_COLUMN):].isdigit()),
                   key=lambda c: int(c[len(LENGTH_COLUMN):]))
     col = rows.select(pl.coalesce([pl.col(c).cast(pl.String) for c in [LENGTH_COLUMN, *alts]]))[LENGTH_COLUMN]
@@ -654,6 +657,19 @@ def answer_lengths(rows: pl.DataFrame, spec: Mapping[str, Any]) -> pl.Series:
         ok = pl.col("v").is_finite() & (pl.col("v") >= 0)
         return num.select(pl.when(ok).then(pl.col("v")).otherwise(None).alias("_len"))["_len"]
     return col.str.len_chars().cast(pl.Float64).alias("_len")
+
+
+def keep_lengths(rows: pl.DataFrame, cfg: Any) -> pl.DataFrame:
+    """``rows`` with the answer-length columns (``x___length``, its alternative paths and the
+    Arena-Hard position) replaced by one Float64 ``x___length``, the length: the answers' and
+    prompts' text is dropped as soon as the rows are read, so the later stages and rows.parquet
+    hold a number per row (a FastChat judge prompt is kilobytes). Unchanged without ``length.field``."""
+    spec = answer_spec(cfg)
+    cols = [c for c in rows.columns if c.startswith(LENGTH_COLUMN)]
+    if spec is None or LENGTH_COLUMN not in rows.columns or rows.schema[LENGTH_COLUMN] == pl.Float64:
+        return rows
+    lens = answer_lengths(rows, spec).alias(LENGTH_COLUMN)
+    return rows.drop(cols).with_columns(lens)
 
 
 def _demean(v: Arr, codes: Sequence[NDArray[np.intp]], tol: float = 1e-13, max_iter: int = 10_000) -> Arr:
