@@ -276,3 +276,21 @@ def test_real_wildbench_model_output_lengths() -> None:
     rec = pooled(doc, "gpt-4o-2024-05-13")
     assert rec["slope"] == pytest.approx(b, rel=1e-9) and rec["se"] == pytest.approx(se, rel=1e-9)
     assert rec["ci_low"] > 0  # this judge's score rises with the answer's length
+
+
+def test_the_report_says_what_the_terminal_says(tmp_path: Path) -> None:
+    """The report's judge-diagnostics paragraphs carry the same sentences as the terminal block
+    (both from length.slope_lines)."""
+    from workbench import terminal
+    from workbench.report.model import Report
+    from workbench.report.tables import offsets_tables
+
+    lines, _ = planted_rows()
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    a = pipeline.run([str(path)], load_config(overrides={**FAST, "length": {"field": "answer"}}))
+    said = terminal.length_text(a.doc)
+    assert said is not None and said.count("Length, ") == 2
+    html = str(offsets_tables(Report(analysis=a, parameters={}, out_dir=tmp_path, command_line="")))
+    for line in said.splitlines():
+        assert line.split(" [", 1)[0].replace("'", "&#x27;") in html, line
