@@ -140,7 +140,7 @@ def build(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             "zero_filled_mean": c.get("zero_filled_mean"),
         }
         row.update(_harness(doc, v, c.get("mean"), nd))
-        if doc.get("length"):
+        if (doc.get("length") or {}).get("lc"):  # AlpacaEval's; a length slope alone adds no column
             row.update(_lc(doc, v))
         if pairwise:
             row.update(_swap(doc, v) or {"position_swap_disagreement": None, "position_swap_ci_low": None,

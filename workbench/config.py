@@ -133,6 +133,17 @@ MAX_SEED = 2**63 - 1
 WRITER_FIELD = "__writer"
 """The extra field a ``writer:`` field path is read into (column ``x___writer``)."""
 
+LENGTH_FIELD = "__length"
+"""The extra field a ``length: {field: ...}`` path is read into (column ``x___length``)."""
+
+LENGTH_UNITS: tuple[str, ...] = ("characters", "tokens")
+"""``length.unit``: the field holds a number of these (absent: the field is the answer's text,
+its length counted in characters)."""
+
+LENGTH_EXTRACTS: tuple[str, ...] = ("fastchat_single", "arena_hard")
+"""``length.extract``: the field is a judge prompt the answer is cut from (:mod:`workbench.length`);
+``arena_hard`` also reads the exploded row's ``position`` (extra field ``__lengthpos``)."""
+
 CLUSTER_FIELD_PREFIX = "__cluster"
 """Extra fields named ``__cluster0``, ``__cluster1``... carry a ``cluster:`` read from fields
 of its own (not parts of the scenario key): :func:`cluster_fields`."""
@@ -460,13 +471,21 @@ def check_layer(layer: dict[str, Any], where: str, allow_extends: bool = False) 
     _check_keys(layer, DEFAULTS, (), where, allow_extends)
 
 
+OPTIONAL: dict[tuple[str, ...], dict[str, Any]] = {("length",): {"field": None, "unit": None, "extract": None}}
+"""Keys a section takes beyond its :data:`DEFAULTS` ones (``length.field``, ``length.unit``,
+``length.extract``): not in the defaults, so the config recorded in results.json gains them only
+where a config or preset sets them, and a run that reads no answer length writes what it wrote
+before."""
+
+
 def _is_free(path: tuple[Any, ...], default: Any) -> bool:
     return path[-1] in FREE_FORM or (isinstance(default, dict) and not default)
 
 
 def _check_keys(layer: dict[str, Any], schema: dict[str, Any], path: tuple[Any, ...], where: str,
                 allow_extends: bool = False) -> None:
-    known = set(schema) | ({"extends"} if allow_extends else set())
+    optional = OPTIONAL.get(tuple(map(str, path)), {})
+    known = set(schema) | set(optional) | ({"extends"} if allow_extends else set())
     for key, value in layer.items():
         sub = (*path, key)
         if key not in known:
@@ -476,7 +495,7 @@ def _check_keys(layer: dict[str, Any], schema: dict[str, Any], path: tuple[Any, 
             if not isinstance(value, str):
                 raise ConfigError(f"{where}: extends: must be a preset name, got {value!r}")
             continue
-        default = schema[key]
+        default = schema[key] if key in schema else optional[key]
         if isinstance(default, dict) and _is_free(sub, default):
             if value is not None and not isinstance(value, dict) and not (
                     key == "scores" and isinstance(value, list)):
@@ -692,6 +711,29 @@ def _bool(v: Any, name: str) -> bool:
     if not isinstance(v, bool):
         raise ConfigError(f"config: {name} must be true or false, got {_short(v)}")
     return v
+
+
+def _length(sec: dict[str, Any]) -> list[FieldPath]:
+    """The ``length.field`` paths (a path or a list of paths, the first a row holds is read;
+    [] when unset), its ``unit`` and ``extract`` checked."""
+    unit, extract, fld = sec.get("unit"), sec.get("extract"), sec.get("field")
+    if unit is not None and unit not in LENGTH_UNITS:
+        raise ConfigError(f"config: length.unit must be one of {', '.join(LENGTH_UNITS)} or null (the field "
+                          f"is the answer's text), got {unit!r}")
+    if extract is not None and extract not in LENGTH_EXTRACTS:
+        raise ConfigError(f"config: length.extract must be one of {', '.join(LENGTH_EXTRACTS)} or null, "
+                          f"got {extract!r}")
+    if extract is not None and unit is not None:
+        raise ConfigError("config: length.extract cuts the answer's text from a prompt; it takes no length.unit")
+    if fld is None:
+        if unit is not None or extract is not None:
+            raise ConfigError("config: length.unit and length.extract need length.field (the field holding "
+                              "the answer or its length)")
+        return []
+    flds = fld if isinstance(fld, list) else [fld]
+    if not flds or not all(isinstance(f, str) for f in flds):
+        raise ConfigError(f"config: length.field must be a field path or a list of field paths, got {fld!r}")
+    return [parse_path(f, "config: length.field") for f in flds]
 
 
 def _section(m: dict[str, Any], name: str) -> dict[str, Any]:
@@ -992,11 +1034,17 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
         aliases[str(k)] = tuple(alts)
     extra_fields = {str(k): parse_path(v, f"config: extra_fields.{k}")
                     for k, v in _section(m, "extra_fields").items()}
-    bad_extra = [k for k in extra_fields if k.startswith((CLUSTER_FIELD_PREFIX, WRITER_FIELD, WHEN_FIELD_PREFIX))]
+    bad_extra = [k for k in extra_fields
+                 if k.startswith((CLUSTER_FIELD_PREFIX, WRITER_FIELD, WHEN_FIELD_PREFIX, LENGTH_FIELD))]
     if bad_extra:
         raise ConfigError(f"config: extra_fields: names starting with {CLUSTER_FIELD_PREFIX!r}, "
-                          f"{WRITER_FIELD!r} or {WHEN_FIELD_PREFIX!r} are reserved for the cluster's, the "
-                          f"writer's and missing_when's fields, got {bad_extra}")
+                          f"{WRITER_FIELD!r}, {WHEN_FIELD_PREFIX!r} or {LENGTH_FIELD!r} are reserved for the "
+                          f"cluster's, the writer's, missing_when's and the answer length's fields, got {bad_extra}")
+    length_paths = _length(_section(m, "length"))
+    for i, p in enumerate(length_paths):  # a list: the first that a row holds is read
+        extra_fields[LENGTH_FIELD if i == 0 else f"{LENGTH_FIELD}{i}"] = p
+    if length_paths and _section(m, "length").get("extract") == "arena_hard":
+        extra_fields[f"{LENGTH_FIELD}pos"] = parse_path("position", "config: length")
     writer_field, writer_map = _writer(m.get("writer"))
     if writer_field is not None:
         extra_fields[WRITER_FIELD] = writer_field

@@ -21,9 +21,11 @@ What each reader produces:
 * **inspect** (Inspect AI logs, see :func:`inspect_log`): one dict per sample x scorer with
   ``sample_id``, ``epoch``, ``model``, ``task``, ``run_id``, ``log`` (the log's identity,
   :func:`inspect_identity`), ``scorer``, ``value``, ``writer``
-  (``inspect`` or ``vitals``: the R port writes the same schema), and the score's ``answer``,
-  ``explanation`` and ``metadata`` where it has them (for ``missing_when``, ``extra_fields``).
-  A sample with an ``error`` is bucket ``errored``; a sample without a value from that scorer is ``unscored``; both keep
+  (``inspect`` or ``vitals``: the R port writes the same schema), the score's ``answer``,
+  ``explanation`` and ``metadata`` where it has them (for ``missing_when``, ``extra_fields``)
+  and, where the sample has an output message, ``answer_chars`` (the completion's length in
+  characters, an integer: the text itself is not kept, :func:`completion_chars`). A sample
+  with an ``error`` is bucket ``errored``; a sample without a value from that scorer is ``unscored``; both keep
   their reason. The log's own printed metrics (``results.scores[].metrics``) are kept in
   :attr:`NativeRows.meta` for :mod:`workbench.harness` to compare with.
 
@@ -388,6 +390,27 @@ def inspect_identity(header: dict[str, Any], path: str) -> str:
     return Path(path).name
 
 
+def completion_chars(output: Any) -> int | None:
+    """The length in characters of a sample's completion, as Inspect's ``ModelOutput.completion``
+    reads it: ``output.completion`` where the log writes it, else the first choice's message text
+    (its content when a string; its text parts joined by newlines when a list, as
+    ``ChatMessage.text`` joins them); None when the sample has no output message."""
+    if not isinstance(output, dict):
+        return None
+    if isinstance(output.get("completion"), str):
+        return len(output["completion"])
+    choices = output.get("choices")
+    msg = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):
+        texts = [c["text"] for c in content
+                 if isinstance(c, dict) and c.get("type") == "text" and isinstance(c.get("text"), str)]
+        return len("\n".join(texts))
+    return None
+
+
 def inspect_log(path: str, cfg: Config) -> NativeRows:
     """One row per sample x scorer of an Inspect log (see the module docstring)."""
     header, samples = _inspect_parts(path)
@@ -423,6 +446,9 @@ def inspect_log(path: str, cfg: Config) -> NativeRows:
             continue
         base = {"sample_id": s.get("id"), "epoch": s.get("epoch", 1), "model": ev.get("model"),
                 "task": ev.get("task"), "run_id": ev.get("run_id"), "log": log, "writer": writer}
+        chars = completion_chars(s.get("output"))
+        if chars is not None:  # the length, not the text: a log's completions stay out of memory
+            base["answer_chars"] = chars
         err = s.get("error")
         scores = s.get("scores") or {}
         for name in scorers:

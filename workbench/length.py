@@ -39,6 +39,15 @@ spread placed around the harness-weights figure (its weights come from a fit tha
 rerun here). :func:`slope_records`: per judge, OLS of the score (percent) on
 ``log(len(output_2) / len(output_1))`` with scenario and variant fixed effects (within
 scenario), CR1 clustered by scenario, t(G - 1) (``cluster_t``); and per variant without them.
+
+**Any harness** (:func:`answer_section`, config ``length: {field, unit, extract}``): where the
+rows carry the judged answer (its text, a number of characters or tokens, or a judge prompt it
+is cut from: :func:`fastchat_answer`, :func:`arena_hard_answer`), per judge the slope of the
+headline score on log(answer length) within scenario (scenario and variant fixed effects by
+demeaning, :func:`within_slope`; CR1 clustered by the run's cluster, t(G - 1):
+``ols_fe_cluster_t``) and per judge x variant across its scenarios (``cluster_t``); rows without
+a length or with length 0 are counted and left out; no length at all is said by name
+(:data:`NO_LENGTH`).
 """
 
 from __future__ import annotations
@@ -54,11 +63,13 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from .config import LENGTH_FIELD
 from .errors import WorkbenchError
 
 __all__ = ["GroupData", "fit_shared", "lc_fitted", "lc_harness", "fit_per_model", "read_difficulty",
            "read_weights", "read_leaderboard", "bootstrap_lc", "lc_records", "slope_records", "section",
-           "cluster_ols", "FITTED", "SUPPLIED", "LC_METHOD"]
+           "cluster_ols", "FITTED", "SUPPLIED", "LC_METHOD", "NO_LENGTH", "fastchat_answer", "answer_spec",
+           "answer_lengths", "keep_lengths", "within_slope", "answer_slope_records", "answer_section", "slope_lines"]
 
 FITTED = "fitted from the given annotations"
 SUPPLIED = "supplied"
@@ -553,11 +564,250 @@ def slope_records(rows: pl.DataFrame, hl: str, confidence: float = 0.95) -> list
     return out
 
 
-def section(rows: pl.DataFrame, cfg: Any, input_paths: Sequence[str] = ()) -> dict[str, Any] | None:
-    """results.json ``length``, or None when no row carries both answers' text."""
-    hl = cfg.headline
-    if not group_frames(rows, hl):
+# --------------------------------------------------------------------------- answer length (any harness)
+
+NO_LENGTH = "rows carry no answer length"
+"""Why a run with ``length.field`` set has no slope: no valid row holds a length (results.json
+``length.why``)."""
+
+LENGTH_COLUMN = f"x_{LENGTH_FIELD}"
+
+_FC_START, _FC_END = "[The Start of Assistant's Answer]\n", "\n[The End of Assistant's Answer]"
+_FC_CONV = "<|The Start of Assistant A's Conversation with User|>"
+_FC_CONV_END = "\n\n<|The End of Assistant A's Conversation with User|>"
+_FC_TURN = "### Assistant A:\n"
+
+
+def fastchat_answer(prompt: str | None) -> str | None:
+    """The judged answer cut from a FastChat single-answer judge prompt (``user_prompt``), None
+    where the prompt has neither layout. ``single-v1`` and ``single-math-v1`` put it between
+    ``[The Start of Assistant's Answer]\\n`` and ``\\n[The End of Assistant's Answer]``; the
+    ``-multi-turn`` prompts hold the whole conversation between ``<|The Start of Assistant A's
+    Conversation with User|>`` and its end marker, and the judged answer is the last turn
+    (after the last ``### Assistant A:\\n``). FastChat inserts the answer verbatim, so the cut
+    is the answer's text exactly (unless the answer itself contains the closing marker)."""
+    if prompt is None:
         return None
+    k = prompt.find(_FC_START)
+    if k >= 0:
+        e = prompt.rfind(_FC_END)
+        return prompt[k + len(_FC_START):e] if e >= k + len(_FC_START) else None
+    k = prompt.find(_FC_CONV)
+    if k >= 0:
+        e = prompt.rfind(_FC_CONV_END)
+        t = prompt.rfind(_FC_TURN, k, e) if e > k else -1
+        return prompt[t + len(_FC_TURN):e] if t >= 0 else None
+    return None
+
+
+_AH = "<|The Start of Assistant {0}'s Answer|>\n", "\n<|The End of Assistant {0}'s Answer|>"
+
+
+def arena_hard_answer(prompt: str | None, position: str | None) -> str | None:
+    """The evaluated model's answer cut from an Arena-Hard judge prompt (a game's ``user_prompt``,
+    v2.0: its last ``prompt`` message): Assistant B's answer in game 1 (the baseline is A) and
+    Assistant A's in game 2 (the positions swapped), between ``<|The Start of Assistant X's
+    Answer|>`` and its end marker (the harness inserts the answer verbatim); None where the
+    prompt or the position (``1`` / ``2``) is not that layout."""
+    side = {"1": "B", "2": "A"}.get(str(position)) if prompt is not None else None
+    if side is None:
+        return None
+    start, end = (m.format(side) for m in _AH)
+    k = prompt.find(start)
+    e = prompt.find(end, k + len(start)) if k >= 0 else -1
+    return prompt[k + len(start):e] if e >= 0 else None
+
+
+def answer_spec(cfg: Any) -> dict[str, Any] | None:
+    """What ``length:`` reads (field, unit, extract, the unit of the lengths), None when unset."""
+    sec = (getattr(cfg, "raw", {}) or {}).get("length") or {}
+    if not isinstance(sec, Mapping) or sec.get("field") is None or LENGTH_FIELD not in cfg.extra_fields:
+        return None
+    unit, extract = sec.get("unit"), sec.get("extract")
+    reading = ("the number in the field" if unit is not None else
+               "the answer cut from the judge prompt, FastChat's single-answer layout"
+               if extract == "fastchat_single" else
+               "the evaluated model's answer cut from the game's judge prompt, Arena-Hard's layout"
+               if extract == "arena_hard" else "the field's text")
+    fld = sec["field"]
+    return {"field": " | ".join(fld) if isinstance(fld, list) else str(fld), "unit": unit or "characters",
+            "extract": extract, "reading": reading}
+
+
+def answer_lengths(rows: pl.DataFrame, spec: Mapping[str, Any]) -> pl.Series:
+    """Per row the answer's length (Float64, null where the row has none): the text's characters,
+    the answer cut from a FastChat prompt, or the number in the field (``length.unit`` set; a
+    value that is not a finite number >= 0 has no length); the column itself once
+    :func:`keep_lengths` has reduced it."""
+    if rows.schema[LENGTH_COLUMN] == pl.Float64:
+        return rows[LENGTH_COLUMN].alias("_len")
+    alts = sorted((c for c in rows.columns if c.startswith(LENGTH_COLUMN) and c[len(LENGTH_COLUMN):].isdigit()),
+                  key=lambda c: int(c[len(LENGTH_COLUMN):]))
+    col = rows.select(pl.coalesce([pl.col(c).cast(pl.String) for c in [LENGTH_COLUMN, *alts]]))[LENGTH_COLUMN]
+    if spec["extract"] == "arena_hard":
+        pos = rows[f"{LENGTH_COLUMN}pos"].cast(pl.String).to_list() if f"{LENGTH_COLUMN}pos" in rows.columns \
+            else [None] * rows.height
+        cut = [None if v is None else arena_hard_answer(v, p) for v, p in zip(col.to_list(), pos, strict=True)]
+        return pl.Series("_len", [None if a is None else float(len(a)) for a in cut], dtype=pl.Float64)
+    if spec["extract"] == "fastchat_single":
+        cut = [None if v is None else fastchat_answer(v) for v in col.to_list()]
+        return pl.Series("_len", [None if a is None else float(len(a)) for a in cut], dtype=pl.Float64)
+    if spec["reading"] == "the number in the field":
+        num = pl.DataFrame({"v": col.str.strip_chars().cast(pl.Float64, strict=False)})
+        ok = pl.col("v").is_finite() & (pl.col("v") >= 0)
+        return num.select(pl.when(ok).then(pl.col("v")).otherwise(None).alias("_len"))["_len"]
+    return col.str.len_chars().cast(pl.Float64).alias("_len")
+
+
+def keep_lengths(rows: pl.DataFrame, cfg: Any) -> pl.DataFrame:
+    """``rows`` with the answer-length columns (``x___length``, its alternative paths and the
+    Arena-Hard position) replaced by one Float64 ``x___length``, the length: the answers' and
+    prompts' text is dropped as soon as the rows are read, so the later stages and rows.parquet
+    hold a number per row (a FastChat judge prompt is kilobytes). Unchanged without ``length.field``."""
+    spec = answer_spec(cfg)
+    cols = [c for c in rows.columns if c.startswith(LENGTH_COLUMN)]
+    if spec is None or LENGTH_COLUMN not in rows.columns or rows.schema[LENGTH_COLUMN] == pl.Float64:
+        return rows
+    lens = answer_lengths(rows, spec).alias(LENGTH_COLUMN)
+    return rows.drop(cols).with_columns(lens)
+
+
+def _demean(v: Arr, codes: Sequence[NDArray[np.intp]], tol: float = 1e-13, max_iter: int = 10_000) -> Arr:
+    """``v`` with the fixed effects of every code vector projected out (alternating projections:
+    demeaning by each in turn until nothing moves; exact in one pass for one code vector)."""
+    out = v - v.mean()
+    scale = max(float(np.abs(v).max()) if v.size else 0.0, 1.0)
+    for _ in range(max_iter):
+        moved = 0.0
+        for c in codes:
+            n = int(c.max()) + 1
+            m = np.bincount(c, out, n) / np.bincount(c, minlength=n)
+            out = out - m[c]
+            moved = max(moved, float(np.abs(m).max()))
+        if moved <= tol * scale or len(codes) == 1:
+            break
+    return out
+
+
+def within_slope(y: Arr, x: Arr, fe: Sequence[NDArray[np.intp]], clusters: NDArray[np.intp],
+                 confidence: float = 0.95) -> tuple[float, float, float, int] | None:
+    """OLS slope of ``y`` on ``x`` with the fixed effects ``fe`` (Frisch-Waugh-Lovell: both
+    demeaned), its CR1 cluster-robust SE with the small-sample factor of the full dummy
+    regression (k = 1 + the levels of the first code + those of the others minus one each), and
+    the t(G - 1) quantile: (slope, se, q, G); None when x has no variation left."""
+    from scipy import stats as sps
+
+    xt, yt = _demean(x, fe), _demean(y, fe)
+    sxx = float(xt @ xt)
+    if sxx <= 1e-12 * max(float(x @ x), 1.0):
+        return None
+    b = float(xt @ yt) / sxx
+    u = yt - b * xt
+    G = int(clusters.max()) + 1
+    score = np.bincount(clusters, xt * u, G)
+    n = y.size
+    k = 1 + sum(int(c.max()) + 1 for c in fe) - max(len(fe) - 1, 0)
+    corr = (G / max(G - 1, 1)) * ((n - 1) / max(n - k, 1))
+    se = math.sqrt(corr * float(score @ score)) / sxx
+    q = float(sps.t.ppf(1 - (1 - confidence) / 2, max(G - 1, 1)))
+    return b, se, q, G
+
+
+def _codes(values: list[Any]) -> NDArray[np.intp]:
+    _, inv = np.unique(np.array([str(v) for v in values], dtype=object), return_inverse=True)
+    return inv.astype(np.intp)
+
+
+def answer_slope_records(rows: pl.DataFrame, cfg: Any, spec: Mapping[str, Any],
+                         confidence: float = 0.95) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Per judge (within scenario: scenario and variant fixed effects) and per judge x variant
+    (across its scenarios): the slope of the headline score on log(answer length), CR1 clustered
+    by the design's cluster, t(G - 1). Valid headline rows only; a row without a length or with
+    length 0 (no log) is left out and counted. Returns (records, counts over all judges)."""
+    from . import clusters
+    from .scorecard import cell_rows
+
+    hl = cfg.headline
+    ccol = clusters.column(rows)
+    valid = cell_rows(rows).filter(pl.col(hl).is_not_null() & pl.col("scenario").is_not_null()
+                                   & pl.col("variant").is_not_null())
+    frame = valid.select(pl.col("judge").cast(pl.String).fill_null("").alias("_judge"),
+                         pl.col("scenario").cast(pl.String), pl.col("variant").cast(pl.String),
+                         pl.col(ccol).cast(pl.String).alias("_cluster"), pl.col(hl).cast(pl.Float64).alias("_y"),
+                         answer_lengths(valid, spec))
+    counts = {"valid_rows": frame.height, "with_length": int((frame["_len"] > 0).sum()),
+              "zero_length": int((frame["_len"] == 0).sum()), "no_length": int(frame["_len"].null_count())}
+    out: list[dict[str, Any]] = []
+    regressor = f"log(answer length, {spec['unit']})"
+    for (judge,), g in sorted(frame.partition_by("_judge", as_dict=True).items(), key=lambda kv: str(kv[0])):
+        rows_j = g.height
+        f = g.filter(pl.col("_len") > 0)
+        base = {"judge": judge, "baseline": None, "rows": rows_j, "zero_length": int((g["_len"] == 0).sum()),
+                "no_length": int(g["_len"].null_count()), "regressor": regressor}
+        y = f["_y"].to_numpy().astype(float)
+        lx = np.log(f["_len"].to_numpy().astype(float))
+        sc, vc, cl = _codes(f["scenario"].to_list()), _codes(f["variant"].to_list()), _codes(f["_cluster"].to_list())
+        units: list[tuple[str, str | None, NDArray[np.bool_]]] = [("all variants, within scenario", None,
+                                                                   np.ones(y.size, bool))]
+        units += [(v, v, vc == k) for k, v in enumerate(sorted(set(f["variant"].to_list())))]
+        for label, variant, sel in units:
+            n = int(sel.sum())
+            if variant is not None and n < 3:
+                continue
+            fit = None
+            if n >= 3:
+                fe = [sc, vc] if variant is None else []  # the pooled unit uses every row
+                _, clu = np.unique(cl[sel], return_inverse=True)
+                if variant is None:
+                    fit = within_slope(y[sel], lx[sel], fe, clu.astype(np.intp), confidence)
+                else:
+                    coef, se, q, G = cluster_ols(y[sel], np.column_stack([lx[sel], np.ones(n)]),
+                                                 clu.astype(np.intp), confidence)
+                    fit = (float(coef[0]), float(se[0]), q, G) if float(np.ptp(lx[sel])) > 0 else None
+            rec: dict[str, Any] = {**base, "variant": variant, "unit": label, "n": n}
+            if variant is not None:
+                rec["rows"] = int((g["variant"] == variant).sum())
+                rec["zero_length"] = int(((g["variant"] == variant) & (g["_len"] == 0)).sum())
+                rec["no_length"] = int(((g["variant"] == variant) & g["_len"].is_null()).sum())
+            if fit is None:
+                rec.update({"clusters": int(np.unique(cl[sel]).size), "slope": None, "se": None, "ci_low": None,
+                            "ci_high": None, "ci_method": None, "per_doubling": None,
+                            "why": NO_LENGTH if n == 0 else "fewer than 3 rows with a length" if n < 3 else
+                            "no spread of the length within scenario (each scenario's rows share one length)"
+                            if variant is None else "no spread of the length across scenarios"})
+            else:
+                b, s, q, G = fit
+                rec.update({"clusters": G, "slope": b, "se": s, "ci_low": b - q * s, "ci_high": b + q * s,
+                            "ci_method": "ols_fe_cluster_t" if variant is None else "cluster_t",
+                            "per_doubling": b * math.log(2), "why": None})
+            rec["fixed_effects"] = "scenario + variant" if variant is None else None
+            out.append(rec)
+    return out, counts
+
+
+def answer_section(rows: pl.DataFrame, cfg: Any, confidence: float = 0.95) -> dict[str, Any] | None:
+    """The answer-length part of results.json ``length`` (``answer_length``, ``slopes``, ``why``),
+    None when ``length.field`` is unset."""
+    spec = answer_spec(cfg)
+    if spec is None:
+        return None
+    if LENGTH_COLUMN not in rows.columns:
+        recs, counts = [], {"valid_rows": 0, "with_length": 0, "zero_length": 0, "no_length": 0}
+    else:
+        recs, counts = answer_slope_records(rows, cfg, spec, confidence)
+    measured = [r for r in recs if r["slope"] is not None]
+    return {"answer_length": {**spec, **counts}, "slopes": recs,
+            "why": None if counts["with_length"] else NO_LENGTH, "measured": len(measured)}
+
+
+def section(rows: pl.DataFrame, cfg: Any, input_paths: Sequence[str] = ()) -> dict[str, Any] | None:
+    """results.json ``length``: AlpacaEval's LC and slopes where rows carry both answers' text,
+    the slopes on the answer length where ``length.field`` is set; None when neither."""
+    hl = cfg.headline
+    conf0 = float(getattr(cfg, "confidence", 0.95))
+    answers = answer_section(rows, cfg, conf0)
+    if not group_frames(rows, hl):
+        return answers
     raw = getattr(cfg, "raw", {}) or {}
     source = (raw.get("length") or {}).get("difficulty")
     if source is not None and not isinstance(source, str):
@@ -580,5 +830,49 @@ def section(rows: pl.DataFrame, cfg: Any, input_paths: Sequence[str] = ()) -> di
                  "figure is its own predict_winrate"),
         "resamples": resamples, "seed": seed,
         "lc": lc,
-        "slopes": slope_records(rows, hl, conf),
+        "slopes": slope_records(rows, hl, conf) + (answers["slopes"] if answers else []),
+        **({k: v for k, v in answers.items() if k != "slopes"} if answers else {}),
     }
+
+
+def slope_lines(sec: Mapping[str, Any] | None, value_unit: str | None = None) -> list[str]:
+    """Plain sentences on the slopes of results.json ``length`` (the terminal's and the report's
+    text): per judge the within-scenario slope per doubling of the length with its interval, the
+    rows used and the valid n; by name where no length exists. Nothing without a ``length``."""
+    if not sec:
+        return []
+    unit = value_unit or "points"
+    spec = sec.get("answer_length") or {}
+    out: list[str] = []
+    if sec.get("why") == NO_LENGTH:
+        out.append(f"Length: {NO_LENGTH} (length.field {spec.get('field')!r}: no valid row holds one), so "
+                   "whether a judge's score rises with the answer's length is not measured.")
+    for r in sec.get("slopes") or []:
+        if r.get("variant") is not None:
+            continue
+        alpaca = r.get("regressor", "").startswith("log(len(output_2)")
+        what = ("the evaluated answer's length relative to the baseline's (characters)" if alpaca
+                else f"the answer's length in {spec.get('unit', 'characters')} ({spec.get('field')}: "
+                     f"{spec.get('reading')})")
+        judge = r.get("judge") or "the judge"
+        if r.get("slope") is None and r.get("why") == NO_LENGTH and sec.get("why") == NO_LENGTH:
+            continue  # said once above
+        if r.get("slope") is None:
+            out.append(f"Length, {judge}: no within-scenario slope ({r.get('why')}; {r.get('n')} rows with a "
+                       "length).")
+            across = [x for x in sec.get("slopes") or [] if x.get("judge") == r.get("judge")
+                      and x.get("variant") is not None and x.get("slope") is not None]
+            out += [f"Length, {judge}, {x['variant']} across its scenarios (length and question confounded): "
+                    f"{x['per_doubling']:+.3g} {unit} per doubling [{x['ci_low'] * math.log(2):+.3g}, "
+                    f"{x['ci_high'] * math.log(2):+.3g}] (CR1 clustered t, {x['clusters']} clusters, {x['n']} of "
+                    f"{x['rows']} valid rows with a length)." for x in across]
+            continue
+        ln2 = math.log(2)
+        used = (f"{r['n']} rows" if alpaca else
+                f"{r['n']} of {r['rows']} valid rows with a length"
+                + (f"; {r['zero_length']} empty answers and {r['no_length']} rows without a length left out"
+                   if r.get("zero_length") or r.get("no_length") else ""))
+        out.append(f"Length, {judge}: the score changes by {r['per_doubling']:+.3g} {unit} per doubling of "
+                   f"{what} [{r['ci_low'] * ln2:+.3g}, {r['ci_high'] * ln2:+.3g}], within scenario "
+                   f"(scenario and variant fixed effects, CR1 clustered t, {r['clusters']} clusters; {used}).")
+    return out

@@ -56,6 +56,11 @@ VOCABULARY: dict[str, Method] = {
     "cluster_t": Method(
         "CR1 cluster-robust standard error, t with G - 1 degrees of freedom (G clusters)",
         "Cameron & Miller (2015), J. Human Resources 50(2); Miller (2024), arXiv:2411.00640"),
+    "ols_fe_cluster_t": Method(
+        "OLS slope with scenario and variant fixed effects (within scenario: both sides demeaned, "
+        "Frisch-Waugh-Lovell), CR1 cluster-robust standard error with the dummy regression's "
+        "small-sample factor, t with G - 1 degrees of freedom (G clusters)",
+        "Cameron & Miller (2015), J. Human Resources 50(2); Frisch & Waugh (1933), Econometrica 1(4)"),
     "joint_cluster_bootstrap_multinomial": Method(
         "cluster bootstrap: whole clusters resampled with replacement (one multinomial weight "
         "draw per resample shared by every figure), percentile interval",

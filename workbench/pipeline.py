@@ -207,6 +207,9 @@ def load(
         ledger.check_plan_keys(rows, plan_df, where, cfg, task_notes)
     rows, info = ledger.apply_plan(rows, plan_df)
     rows = clusters.assign(rows, cfg)  # the planned rows' clusters (a line's came with it)
+    from . import length as length_mod
+
+    rows = length_mod.keep_lengths(rows, cfg)  # the answers' length, not their text, from here on
     info["mode"] = mode
     if mode == "tasks":
         info["task_files"] = task_files

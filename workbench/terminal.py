@@ -410,6 +410,14 @@ def board_text(doc: dict[str, Any]) -> str | None:
     return "\n".join(lines) if lines else None
 
 
+def length_text(doc: dict[str, Any]) -> str | None:
+    """The slopes of the score on the answer's length (results.json ``length``), or None."""
+    from .length import slope_lines
+
+    lines = [safe(x) for x in slope_lines(doc.get("length"), doc.get("value_unit"))]
+    return "\n".join(lines) if lines else None
+
+
 def print_analysis(analysis: Any, file: Any = None) -> None:
     """Print ledger, census and (when present) the pooled headline scorecard."""
     f = file or sys.stdout
@@ -420,7 +428,7 @@ def print_analysis(analysis: Any, file: Any = None) -> None:
     blocks = [board_text(doc), ledger_text(doc), malformed_text(doc),
               "\n".join(safe(f"warning: {w}") for w in warn) if warn else None,
               plan_text(doc), census_text(doc), provenance_text(doc), scorecard_text(doc),
-              harness_text(doc)]
+              harness_text(doc), length_text(doc)]
     if doc.get("claims") is not None:
         blocks.append(claims_text(doc["claims"], analysis.config.confidence))
     if doc.get("published_check") is not None:

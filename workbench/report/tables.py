@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from .. import methods, plots
+from ..length import slope_lines
 from ..ranks import basis_text, by_variant, rank_label
 from ..terminal import cell_text
 from .formats import bounded_interval, interval, num, pct, pval, signed, truncated
@@ -677,7 +678,8 @@ def offsets_tables(r: Report) -> Html:
     The intervals and tests kept beside (CR1, bootstrap, and two that ignore clustering) are in
     their own table under a details, so the main one fits the page."""
     offs = r.doc.get("judge_offsets") or []
-    selfp = [para(text) for text in [*human_sentences(r), *self_preference_sentences(r)]]
+    selfp = [para(text) for text in [*human_sentences(r), *self_preference_sentences(r),
+                                      *slope_lines(r.doc.get("length"), r.doc.get("value_unit"))]]
     if not offs:
         return join(selfp) if selfp else Html("")
     head = [
