@@ -46,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "headline": "overall",
     "flags": "fabrication_flags",
     "verdict": "verdict",
+    "answer": None,
     "constants": {},
     "path_fields": None,
     "format": "auto",
@@ -132,6 +133,11 @@ MAX_SEED = 2**63 - 1
 WRITER_FIELD = "__writer"
 """The extra field a ``writer:`` field path is read into (column ``x___writer``)."""
 
+ANSWER_FIELD_PREFIX = "__answer"
+"""Extra fields named ``__answer0``, ``__answer1``... carry the ``answer:`` paths (the judged
+answer: its text, a hash or an id); :func:`workbench.ingest.classify_frame` folds them into one
+fixed-size digest column ``x___answer`` and drops the texts."""
+
 CLUSTER_FIELD_PREFIX = "__cluster"
 """Extra fields named ``__cluster0``, ``__cluster1``... carry a ``cluster:`` read from fields
 of its own (not parts of the scenario key): :func:`cluster_fields`."""
@@ -210,6 +216,7 @@ class Config:
     allow_copies: bool = False
     cluster: tuple[FieldPath, ...] | None = None
     cluster_text: Any = None
+    answer: tuple[FieldPath, ...] | None = None  # the judged answer's field(s): repeats compare it
     preference_scale: tuple[float, float] | None = None
     missingness_unit: str = "block"
     writer_field: FieldPath | None = None
@@ -744,6 +751,18 @@ def _explode(v: Any) -> dict[str, Any] | None:
             "flip": tuple(str(f) for f in flip)}
 
 
+def _answer(v: Any) -> tuple[FieldPath, ...] | None:
+    """``answer:``: the field path, or list of paths, that carries the judged answer (its text,
+    a hash or an id; a list when the answer is several fields, e.g. both outputs of a pair);
+    None when unset."""
+    if v is None:
+        return None
+    items = v if isinstance(v, list) else [v]
+    if not items or not all(isinstance(x, str) and x for x in items):
+        raise ConfigError(f"config: answer must be a field path or a non-empty list of field paths, got {v!r}")
+    return tuple(parse_path(x, "config: answer") for x in items)
+
+
 def _writer(v: Any) -> tuple[FieldPath | None, dict[str, str] | None]:
     """``writer:``: the model that wrote each judged output, for the self-preference stage
     (:mod:`workbench.selfpref`). A field path (``writer: meta.generator``): read from each row;
@@ -904,14 +923,18 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
         aliases[str(k)] = tuple(alts)
     extra_fields = {str(k): parse_path(v, f"config: extra_fields.{k}")
                     for k, v in _section(m, "extra_fields").items()}
-    bad_extra = [k for k in extra_fields if k.startswith((CLUSTER_FIELD_PREFIX, WRITER_FIELD))]
+    bad_extra = [k for k in extra_fields if k.startswith((CLUSTER_FIELD_PREFIX, WRITER_FIELD, ANSWER_FIELD_PREFIX))]
     if bad_extra:
-        raise ConfigError(f"config: extra_fields: names starting with {CLUSTER_FIELD_PREFIX!r} or "
-                          f"{WRITER_FIELD!r} are reserved for the cluster's and the writer's fields, "
-                          f"got {bad_extra}")
+        raise ConfigError(f"config: extra_fields: names starting with {CLUSTER_FIELD_PREFIX!r}, "
+                          f"{WRITER_FIELD!r} or {ANSWER_FIELD_PREFIX!r} are reserved for the cluster's, "
+                          f"the writer's and the answer's fields, got {bad_extra}")
     writer_field, writer_map = _writer(m.get("writer"))
     if writer_field is not None:
         extra_fields[WRITER_FIELD] = writer_field
+    answer = _answer(m.get("answer"))
+    for i, p in enumerate(answer or ()):
+        # read as (hidden) extra fields, one per path, folded into one digest per row at read time
+        extra_fields[f"{ANSWER_FIELD_PREFIX}{i}"] = p
     families = _families(m.get("families"))
     human_judge, human_labels = _human(m, sources)
     scen_paths = keys.get("scenario")
@@ -1068,6 +1091,7 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
         human_labels=human_labels,
         cluster=cluster,
         cluster_text=copy.deepcopy(cluster_in),
+        answer=answer,
         raw=m,
         sources=sources,
         rubric_given=rubric_given,

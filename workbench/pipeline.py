@@ -324,6 +324,11 @@ def run(
                                          & pl.col("reason").str.starts_with(ingest.DUPLICATE_KEY)),
         },
     }
+    # conflicts by kind, and for different answers (a stale or overwritten run) each run's figure
+    from .check import conflict_kinds, conflict_runs
+
+    head["conflict_kinds"] = conflict_kinds(rows)
+    head["conflict_runs"] = conflict_runs(rows, cfg)
     if cfg.explode is not None:
         # one input line holds several judgments: the ledger counts judgments (rows)
         head["ledger_notes"]["input_lines"] = sum(s.lines for s in sources)
