@@ -433,6 +433,16 @@ def _text_column(values: list[Any]) -> list[str | None]:
     return [v if type(v) is str else (None if v is _UNSET or v is None else _short_repr(v)) for v in values]
 
 
+def _answer_column(values: list[Any]) -> list[str | None]:
+    """An ``answer:`` field as text: a string as it is, any other value as its whole JSON text
+    (keys sorted; not shortened as other extra fields are: two answers that differ late must
+    differ), null where absent or null. :func:`_answer_digest` hashes it at once."""
+    if set(map(type, values)) <= {str}:
+        return values
+    return [v if type(v) is str else None if v is _UNSET or v is None
+            else json.dumps(v, ensure_ascii=False, sort_keys=True, default=str) for v in values]
+
+
 def _extract(rows: list[Any], spec: _Spec, cfg: Config, path: str,
              complete: bool = False) -> dict[str, Any]:
     """Columns for decoded rows (``None`` entries are blank or malformed lines; ``complete``
@@ -504,7 +514,8 @@ def _extract(rows: list[Any], spec: _Spec, cfg: Config, path: str,
         vals = spec.getter(cfg.pass_field)(present)
         cols["pass_value"] = [v if type(v) is bool else None for v in vals]
     for name, p in cfg.extra_fields.items():
-        cols[f"x_{name}"] = _text_column(spec.getter(p)(present))
+        text = _answer_column if name.startswith(ANSWER_FIELD_PREFIX) else _text_column
+        cols[f"x_{name}"] = text(spec.getter(p)(present))
     cols["__problem"] = problems
     return cols
 
