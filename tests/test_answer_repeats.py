@@ -324,3 +324,20 @@ def test_the_dask_partition_marks_equal_the_local_marks(tmp_path: Path) -> None:
             if b in ("duplicate", "conflict")}
     assert got == want and len(want) == 120
     assert all(r.startswith(ingest.DIFFERENT_ANSWER_REASON) for _, r in want.values())
+
+
+def test_the_report_lists_both_runs_figures(tmp_path: Path) -> None:
+    from workbench import report
+
+    recs = default_records(lambda s, score: score + 1 if s < 30 else score)
+    f = write_jsonl(tmp_path / "rows.jsonl", recs)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("answer: answer_id\nscores: {overall: overall}\n", "utf-8")
+    built = report.build([f], config=str(cfg), resamples=200, out=str(tmp_path / "out"), write_outputs=False)
+    marks = naive_marks(recs, _key, lambda r: r["answer_id"], lambda r: r["overall"])
+    m1, n1, m2, n2 = naive_runs(recs, marks, _key, lambda r: r["answer_id"], lambda r: r["overall"],
+                                lambda r: (r["judge"], r["variant"]))[("j", "m")]
+    (line,) = [x for x in report.limits(built) if "stale or overwritten run" in x]
+    assert line == (f"m under j: 60 keys judged different answers (a stale or overwritten run), all held out; "
+                    f"overall over the first-seen answers {m1:.4g} (n = {n1}), over the others {m2:.4g} (n = {n2}).")
+    assert math.isclose(m2 - m1, 0.5)  # 30 of 60 keys one point higher
