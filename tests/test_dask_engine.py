@@ -62,6 +62,27 @@ def test_dask_exact_repeats_and_order(tmp_path: Path, cluster: object) -> None:
         assert src_l == src_d
 
 
+def test_dask_marks_different_answers_as_the_local_engine(tmp_path: Path, cluster: object) -> None:
+    # a model judged twice on two answer sets (answer: answer_id), the two runs in two files,
+    # 60 keys whose judgments agree: 120 different_answer conflicts on either engine
+    recs = [{"scenario": f"s{s}", "variant": "m", "trial": "1", "judge": "j", "overall": 5 + s % 3,
+             "answer_id": f"{run}-{s}"} for run in ("a1", "a2") for s in range(60)]
+    recs += [{"scenario": f"s{s}", "variant": "b", "trial": "1", "judge": "j", "overall": 6, "answer_id": "b"}
+             for s in range(10)]
+    files = []
+    for name, part in (("a", recs[:60] + recs[120:125]), ("b", recs[60:120] + recs[125:])):
+        p = tmp_path / f"{name}.jsonl"
+        p.write_text("".join(json.dumps(r) + "\n" for r in part), "utf-8")
+        files.append(str(p))
+    cfg = load_config(overrides={"scores": {"overall": "overall"}, "answer": "answer_id"})
+    local, _ = ingest.read_rows(files, cfg)
+    dask, _ = execute.read_rows(files, cfg, execute.Execution(engine="dask", scheduler=cluster.scheduler_address))
+    assert_frame_equal(local, dask)
+    assert dask["bucket"].to_list() == ["conflict"] * 60 + ["valid"] * 5 + ["conflict"] * 60 + ["valid"] * 5
+    assert dask.filter(pl.col("bucket") == "conflict")["reason"].str.starts_with(
+        ingest.DIFFERENT_ANSWER_REASON).all()
+
+
 def test_dask_shuffle_marks_equal_the_local_marks(tmp_path: Path) -> None:
     # the partition function alone on one partition holding every key: the same buckets
     cfg = load_config()

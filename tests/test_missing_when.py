@@ -288,7 +288,7 @@ def test_bad_missing_when_in_a_file_exits_2(tmp_path: Path) -> None:
 
 
 def test_reserved_extra_field_name() -> None:
-    with pytest.raises(ConfigError, match="the writer's, missing_when's and the answer length's"):
+    with pytest.raises(ConfigError, match="the writer's, missing_when's, the answer length's"):
         load_config(overrides={"extra_fields": {"__when0": "x"}})
 
 

@@ -758,6 +758,53 @@ def published_summary(checks: list[dict[str, Any]]) -> str:
     return "; ".join(parts)
 
 
+# --------------------------------------------------------------------------- repeats
+
+
+def conflict_kinds(rows: pl.DataFrame) -> dict[str, dict[str, int]]:
+    """results.json ``conflict_kinds``: per :class:`~workbench.vocab.ConflictKind`, the
+    conflicting ``rows`` and their distinct ``keys`` (every kind listed, zeros included)."""
+    from .ingest import conflict_kind
+
+    kinds = (rows.lazy().filter(pl.col("bucket") == "conflict")
+             .select(conflict_kind().alias("kind"), pl.concat_str(list(KEY_FIELDS), separator="\x1f").alias("k"))
+             .group_by("kind").agg(pl.len().alias("rows"), pl.col("k").n_unique().alias("keys")).collect())
+    got = {r["kind"]: r for r in kinds.to_dicts()}
+    zero = {"rows": 0, "keys": 0}
+    return {k.value: {n: int(got.get(k.value, zero)[n]) for n in ("rows", "keys")} for k in vocab.ConflictKind}
+
+
+def conflict_runs(rows: pl.DataFrame, cfg: Config) -> list[dict[str, Any]]:
+    """results.json ``conflict_runs``: per cell (judge x variant) with ``different_answer``
+    conflicts, what each run would give on the headline: the valid mean and n over the rows
+    whose answer is their key's first-seen one (``first_answer``, file and line order) and
+    over the rows with another answer (``other_answer``), with the cell's affected ``keys``.
+    Every such row is held out of the scorecard; these figures only say how far the two runs
+    are apart. A row without an answer is in neither. Sorted by judge, then variant."""
+    from .ingest import ANSWER_COLUMN, conflict_kind
+
+    if ANSWER_COLUMN not in rows.columns:
+        return []
+    hl = cfg.headline
+    value = pl.when(pl.col(f"{hl}__status") == "valid").then(_every_value(cfg, hl))
+    sub = (rows.lazy().filter(conflict_kind() == vocab.ConflictKind.DIFFERENT_ANSWER.value)
+           .select(*KEY_FIELDS, pl.col(ANSWER_COLUMN).alias("a"), value.alias("v"))
+           # the table is in file and line order: the first answer of a key is its first-seen run
+           .with_columns(pl.col("a").drop_nulls().first().over(list(KEY_FIELDS)).alias("first"))
+           .filter(pl.col("a").is_not_null())
+           .with_columns((pl.col("a") == pl.col("first")).alias("is_first")))
+    per = (sub.group_by("judge", "variant")
+           .agg(pl.concat_str(list(KEY_FIELDS), separator="\x1f").n_unique().alias("keys"),
+                pl.col("v").filter("is_first").mean().alias("m1"), pl.col("v").filter("is_first").count().alias("n1"),
+                pl.col("v").filter(~pl.col("is_first")).mean().alias("m2"),
+                pl.col("v").filter(~pl.col("is_first")).count().alias("n2"))
+           .sort("judge", "variant", nulls_last=True).collect())
+    return [{"judge": r["judge"], "variant": r["variant"], "field": hl, "keys": int(r["keys"]),
+             "first_answer": {"mean": r["m1"] if r["n1"] else None, "n": int(r["n1"])},
+             "other_answer": {"mean": r["m2"] if r["n2"] else None, "n": int(r["n2"])}}
+            for r in per.to_dicts()]
+
+
 # --------------------------------------------------------------------------- claims
 
 

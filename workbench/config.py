@@ -46,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "headline": "overall",
     "flags": "fabrication_flags",
     "verdict": "verdict",
+    "answer": None,
     "constants": {},
     "path_fields": None,
     "format": "auto",
@@ -144,6 +145,11 @@ LENGTH_EXTRACTS: tuple[str, ...] = ("fastchat_single", "arena_hard")
 """``length.extract``: the field is a judge prompt the answer is cut from (:mod:`workbench.length`);
 ``arena_hard`` also reads the exploded row's ``position`` (extra field ``__lengthpos``)."""
 
+ANSWER_FIELD_PREFIX = "__answer"
+"""Extra fields named ``__answer0``, ``__answer1``... carry the ``answer:`` paths (the judged
+answer: its text, a hash or an id); :func:`workbench.ingest.classify_frame` folds them into one
+fixed-size digest column ``x___answer`` and drops the texts."""
+
 CLUSTER_FIELD_PREFIX = "__cluster"
 """Extra fields named ``__cluster0``, ``__cluster1``... carry a ``cluster:`` read from fields
 of its own (not parts of the scenario key): :func:`cluster_fields`."""
@@ -231,6 +237,7 @@ class Config:
     allow_copies: bool = False
     cluster: tuple[FieldPath, ...] | None = None
     cluster_text: Any = None
+    answer: tuple[FieldPath, ...] | None = None  # the judged answer's field(s): repeats compare it
     preference_scale: tuple[float, float] | None = None
     missingness_unit: str = "block"
     writer_field: FieldPath | None = None
@@ -798,6 +805,18 @@ def _explode(v: Any) -> dict[str, Any] | None:
             "flip": tuple(str(f) for f in flip)}
 
 
+def _answer(v: Any) -> tuple[FieldPath, ...] | None:
+    """``answer:``: the field path, or list of paths, that carries the judged answer (its text,
+    a hash or an id; a list when the answer is several fields, e.g. both outputs of a pair);
+    None when unset."""
+    if v is None:
+        return None
+    items = v if isinstance(v, list) else [v]
+    if not items or not all(isinstance(x, str) and x for x in items):
+        raise ConfigError(f"config: answer must be a field path or a non-empty list of field paths, got {v!r}")
+    return tuple(parse_path(x, "config: answer") for x in items)
+
+
 def _writer(v: Any) -> tuple[FieldPath | None, dict[str, str] | None]:
     """``writer:``: the model that wrote each judged output, for the self-preference stage
     (:mod:`workbench.selfpref`). A field path (``writer: meta.generator``): read from each row;
@@ -1035,11 +1054,13 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
     extra_fields = {str(k): parse_path(v, f"config: extra_fields.{k}")
                     for k, v in _section(m, "extra_fields").items()}
     bad_extra = [k for k in extra_fields
-                 if k.startswith((CLUSTER_FIELD_PREFIX, WRITER_FIELD, WHEN_FIELD_PREFIX, LENGTH_FIELD))]
+                 if k.startswith((CLUSTER_FIELD_PREFIX, WRITER_FIELD, WHEN_FIELD_PREFIX, LENGTH_FIELD,
+                                  ANSWER_FIELD_PREFIX))]
     if bad_extra:
         raise ConfigError(f"config: extra_fields: names starting with {CLUSTER_FIELD_PREFIX!r}, "
-                          f"{WRITER_FIELD!r}, {WHEN_FIELD_PREFIX!r} or {LENGTH_FIELD!r} are reserved for the "
-                          f"cluster's, the writer's, missing_when's and the answer length's fields, got {bad_extra}")
+                          f"{WRITER_FIELD!r}, {WHEN_FIELD_PREFIX!r}, {LENGTH_FIELD!r} or {ANSWER_FIELD_PREFIX!r} "
+                          f"are reserved for the cluster's, the writer's, missing_when's, the answer length's "
+                          f"and the answer's fields, got {bad_extra}")
     length_paths = _length(_section(m, "length"))
     for i, p in enumerate(length_paths):  # a list: the first that a row holds is read
         extra_fields[LENGTH_FIELD if i == 0 else f"{LENGTH_FIELD}{i}"] = p
@@ -1048,6 +1069,10 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
     writer_field, writer_map = _writer(m.get("writer"))
     if writer_field is not None:
         extra_fields[WRITER_FIELD] = writer_field
+    answer = _answer(m.get("answer"))
+    for i, p in enumerate(answer or ()):
+        # read as (hidden) extra fields, one per path, folded into one digest per row at read time
+        extra_fields[f"{ANSWER_FIELD_PREFIX}{i}"] = p
     families = _families(m.get("families"))
     human_judge, human_labels = _human(m, sources)
     scen_paths = keys.get("scenario")
@@ -1206,6 +1231,7 @@ def _build(m: dict[str, Any], sources: tuple[str, ...], rubric_given: bool = Fal
         missing_when=missing_when,
         cluster=cluster,
         cluster_text=copy.deepcopy(cluster_in),
+        answer=answer,
         raw=m,
         sources=sources,
         rubric_given=rubric_given,

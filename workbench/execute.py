@@ -371,13 +371,16 @@ def _float_text(col: str) -> pl.Expr:
 
 def repeat_keys(part: Any, cfg: Config) -> Any:
     """The shuffle's input for one file: per keyed row ``__order`` (see :data:`ORDER_SHIFT`),
-    ``__key`` (the key fields as JSON) and ``__content`` (the content columns of
-    :func:`workbench.ingest.content_columns` as JSON, floats as exact text), as pandas."""
+    ``__key`` (the key fields as JSON), ``__content`` (the content columns of
+    :func:`workbench.ingest.content_columns` as JSON, floats as exact text) and, when the
+    config names an ``answer:``, ``__answer`` (the row's answer digest as text), as pandas."""
     import pandas as pd
 
+    answer = bool(cfg.answer)
     if isinstance(part, _Failure):
         return pd.DataFrame({"__order": pd.Series([], dtype="int64"), "__key": pd.Series([], dtype="string"),
-                             "__content": pd.Series([], dtype="string")})
+                             "__content": pd.Series([], dtype="string"),
+                             **({"__answer": pd.Series([], dtype="string")} if answer else {})})
     frame = part[0]
     index = int(frame["__file_index"][0]) if frame.height else 0
     content = [(_float_text(c) if frame.schema.get(c) == pl.Float64 else e)
@@ -386,9 +389,11 @@ def repeat_keys(part: Any, cfg: Config) -> Any:
             .filter(ingest.KEYED)
             .select((pl.col("__pos").cast(pl.Int64) + (index << ORDER_SHIFT)).alias("__order"),
                     pl.struct(list(KEY_FIELDS)).struct.json_encode().alias("__key"),
-                    pl.struct(content).struct.json_encode().alias("__content")))
+                    pl.struct(content).struct.json_encode().alias("__content"),
+                    *([(pl.col(ingest.ANSWER_COLUMN) if ingest.ANSWER_COLUMN in frame.columns
+                        else pl.lit(None)).cast(pl.String).alias("__answer")] if answer else [])))
     out = keys.to_pandas()
-    return out.astype({"__key": "string", "__content": "string"})
+    return out.astype({"__key": "string", "__content": "string", **({"__answer": "string"} if answer else {})})
 
 
 _MARKS_META = {"__order": "int64", "__repeat": "string", "__repeat_reason": "string"}
@@ -401,7 +406,8 @@ def mark_partition(pdf: Any) -> Any:
 
     if not len(pdf):
         return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in _MARKS_META.items()})
-    sub = pl.from_pandas(pdf[["__order", "__key", "__content"]].reset_index(drop=True))
+    sub = pl.from_pandas(pdf[["__order", "__key", "__content",
+                              *(["__answer"] if "__answer" in pdf.columns else [])]].reset_index(drop=True))
     sub = sub.filter(pl.len().over("__key") > 1)
     marks = ingest.repeat_marks(sub, ["__key"]).filter(pl.col("__repeat").is_not_null())
     return marks.to_pandas().astype(_MARKS_META)

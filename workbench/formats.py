@@ -20,7 +20,8 @@ What each reader produces:
   A row whose list field is missing or not a list is one ``malformed`` row naming the field.
 * **inspect** (Inspect AI logs, see :func:`inspect_log`): one dict per sample x scorer with
   ``sample_id``, ``epoch``, ``model``, ``task``, ``run_id``, ``log`` (the log's identity,
-  :func:`inspect_identity`), ``scorer``, ``value``, ``writer``
+  :func:`inspect_identity`), ``scorer``, ``value``, ``writer``, ``output`` (a digest of the
+  sample's output text, :func:`output_digest`: the judged answer, the preset's ``answer:``)
   (``inspect`` or ``vitals``: the R port writes the same schema), the score's ``answer``,
   ``explanation`` and ``metadata`` where it has them (for ``missing_when``, ``extra_fields``)
   and, where the sample has an output message, ``answer_chars`` (the completion's length in
@@ -38,6 +39,7 @@ for what is two JSON layouts). A ``.eval`` file is a zip with ``header.json`` (`
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -411,6 +413,30 @@ def completion_chars(output: Any) -> int | None:
     return None
 
 
+def output_digest(sample: dict[str, Any]) -> str | None:
+    """The sample's judged answer as a fixed-size digest (BLAKE2b, 128 bits, hex): the text of
+    ``output.completion`` where the log stores it, else of the first choice's message content
+    (a string, or the ``text`` of its content parts; any other content as its JSON text).
+    None when the sample has no output. A digest, not the text: a completion can be many
+    kilobytes and every scorer's row would hold it; equality is all the repeat check needs."""
+    out = sample.get("output")
+    if not isinstance(out, dict):
+        return None
+    text = out.get("completion")
+    if not isinstance(text, str):
+        choices = out.get("choices")
+        msg = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) \
+            else None
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if content is None:
+            return None
+        if isinstance(content, list) and all(isinstance(c, dict) and isinstance(c.get("text"), str) for c in content):
+            text = "".join(c["text"] for c in content)
+        else:
+            text = content if isinstance(content, str) else json.dumps(content, sort_keys=True, ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
 def inspect_log(path: str, cfg: Config) -> NativeRows:
     """One row per sample x scorer of an Inspect log (see the module docstring)."""
     header, samples = _inspect_parts(path)
@@ -445,7 +471,8 @@ def inspect_log(path: str, cfg: Config) -> NativeRows:
                                    "expected an object of scorer results")
             continue
         base = {"sample_id": s.get("id"), "epoch": s.get("epoch", 1), "model": ev.get("model"),
-                "task": ev.get("task"), "run_id": ev.get("run_id"), "log": log, "writer": writer}
+                "task": ev.get("task"), "run_id": ev.get("run_id"), "log": log, "writer": writer,
+                "output": output_digest(s)}
         chars = completion_chars(s.get("output"))
         if chars is not None:  # the length, not the text: a log's completions stay out of memory
             base["answer_chars"] = chars

@@ -37,7 +37,7 @@ import numpy as np
 import polars as pl
 
 from . import ingest_spill, vocab
-from .config import KEY_FIELDS, WHEN_FIELD_PREFIX, Config, FieldPath
+from .config import ANSWER_FIELD_PREFIX, KEY_FIELDS, WHEN_FIELD_PREFIX, Config, FieldPath
 from .engine import composite_key  # noqa: F401  (re-exported: ingest.composite_key as before)
 from .errors import InputError
 from .files import (  # noqa: F401 - re-exported (the limits live in files)
@@ -433,6 +433,16 @@ def _text_column(values: list[Any]) -> list[str | None]:
     return [v if type(v) is str else (None if v is _UNSET or v is None else _short_repr(v)) for v in values]
 
 
+def _answer_column(values: list[Any]) -> list[str | None]:
+    """An ``answer:`` field as text: a string as it is, any other value as its whole JSON text
+    (keys sorted; not shortened as other extra fields are: two answers that differ late must
+    differ), null where absent or null. :func:`_answer_digest` hashes it at once."""
+    if set(map(type, values)) <= {str}:
+        return values
+    return [v if type(v) is str else None if v is _UNSET or v is None
+            else json.dumps(v, ensure_ascii=False, sort_keys=True, default=str) for v in values]
+
+
 def _extract(rows: list[Any], spec: _Spec, cfg: Config, path: str,
              complete: bool = False) -> dict[str, Any]:
     """Columns for decoded rows (``None`` entries are blank or malformed lines; ``complete``
@@ -504,7 +514,8 @@ def _extract(rows: list[Any], spec: _Spec, cfg: Config, path: str,
         vals = spec.getter(cfg.pass_field)(present)
         cols["pass_value"] = [v if type(v) is bool else None for v in vals]
     for name, p in cfg.extra_fields.items():
-        cols[f"x_{name}"] = _text_column(spec.getter(p)(present))
+        text = _answer_column if name.startswith(ANSWER_FIELD_PREFIX) else _text_column
+        cols[f"x_{name}"] = text(spec.getter(p)(present))
     cols["__problem"] = problems
     return cols
 
@@ -726,7 +737,8 @@ KEYED = pl.col("bucket").is_in(["malformed", "blank"]).not_()
 
 
 def _mark_repeats(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
-    """Same key as an earlier row: identical content -> ``duplicate``; differing -> ``conflict``."""
+    """Same key as an earlier row: identical content and answer -> ``duplicate``; a differing
+    answer or content -> ``conflict`` (:func:`repeat_marks`)."""
     key = list(KEY_FIELDS)
     # only keys seen more than once need their content compared (usually a small subset):
     # found on a 64-bit hash of the key first (a row whose hash is unique has a unique key;
@@ -741,34 +753,70 @@ def _mark_repeats(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     masked = pl.when(KEYED).then(h)
     candidates = (df.lazy().select("__order", (masked.is_duplicated() & KEYED).alias("__cand"))
                   .filter("__cand").select("__order").collect())["__order"]
-    sub = df.select("__order", *key, *content_exprs(df.columns, cfg))[candidates.cast(pl.Int64)]
+    answer = [pl.col(ANSWER_COLUMN).alias("__answer")] if ANSWER_COLUMN in df.columns else []
+    sub = df.select("__order", *key, *content_exprs(df.columns, cfg), *answer)[candidates.cast(pl.Int64)]
     sub = sub.filter(pl.len().over(key) > 1).select(
-        "__order", *key, pl.struct(content_columns(cfg)).alias("__content"))
+        "__order", *key, pl.struct(content_columns(cfg)).alias("__content"), *(["__answer"] if answer else []))
     return apply_repeat_marks(df, repeat_marks(sub, key), cfg)
 
 
+ANSWER_COLUMN = "x___answer"
+"""The row table's digest of the judged answer (``answer:``; UInt64, null where the row has
+none): :func:`classify_frame` makes it from the ``__answer*`` extra fields."""
+
+DIFFERENT_ANSWER_REASON = "judged a different answer than "
+"""How a ``different_answer`` conflict's reason starts (:func:`conflict_kind` reads it back)."""
+
+
 def repeat_marks(sub: pl.DataFrame, key: list[str]) -> pl.DataFrame:
-    """For rows of repeated keys (``__order``, the ``key`` columns, ``__content``): the
-    ``__repeat`` bucket and ``__repeat_reason`` of each (null for the first of identical
-    rows). All rows of a key with differing content are ``conflict``; of identical ones, the
-    first in ``__order`` is kept and the others are ``duplicate``. The rows of one key must
-    all be in ``sub`` (the Dask engine calls this on each partition of a shuffle by key)."""
+    """For rows of repeated keys (``__order``, the ``key`` columns, ``__content`` and, when the
+    config names an ``answer:``, ``__answer``): the ``__repeat`` bucket and ``__repeat_reason``
+    of each (null for the first of identical rows). All rows of a key are ``conflict`` when
+    they carry two or more different answers (kind ``different_answer``: a stale or
+    overwritten run, whatever the scores; a row without an answer does not tell, so it
+    differs from none) or when their content differs (kind ``different_content``); of
+    identical ones, the first in ``__order`` is kept and the others are ``duplicate``. The
+    rows of one key must all be in ``sub`` (the Dask engine calls this on each partition of
+    a shuffle by key)."""
+    has_answer = "__answer" in sub.columns
     sub = sub.with_columns(
         pl.len().over(key).alias("__n"),
         pl.col("__content").n_unique().over(key).alias("__variants"),
         pl.col("__order").rank("ordinal").over(key).alias("__rank"),
+        *([pl.col("__answer").drop_nulls().n_unique().over(key).alias("__answers"),
+           # the answer of the key's first row that has one (the first-seen run)
+           pl.col("__answer").sort_by("__order").drop_nulls().first().over(key).alias("__first_answer")]
+          if has_answer else []),
     )
+    other = (pl.col("__n") - 1).cast(pl.String)
+    different = pl.col("__answers") > 1 if has_answer else pl.lit(False)
+    which = (pl.when(pl.col("__answer") == pl.col("__first_answer")).then(pl.lit("the first-seen answer"))
+             .when(pl.col("__answer").is_not_null()).then(pl.lit("a later answer"))
+             .otherwise(pl.lit("no answer recorded"))) if has_answer else pl.lit("")
     return sub.select(
         "__order",
-        pl.when(pl.col("__variants") > 1).then(pl.lit("conflict"))
+        pl.when(different | (pl.col("__variants") > 1)).then(pl.lit("conflict"))
         .when(pl.col("__rank") > 1).then(pl.lit("duplicate"))
         .alias("__repeat"),
-        pl.when(pl.col("__variants") > 1).then(
-            pl.concat_str(pl.lit("same key as "), (pl.col("__n") - 1).cast(pl.String),
+        pl.when(different).then(
+            pl.concat_str(pl.lit(DIFFERENT_ANSWER_REASON), other,
+                          pl.lit(" other row(s) with the same key (a stale or overwritten run; this row: "),
+                          which, pl.lit("); all held out")))
+        .when(pl.col("__variants") > 1).then(
+            pl.concat_str(pl.lit("same key as "), other,
                           pl.lit(" other row(s) with different content; all held out")))
         .when(pl.col("__rank") > 1).then(pl.lit("identical to an earlier row with the same key; counted once"))
         .alias("__repeat_reason"),
     )
+
+
+def conflict_kind() -> pl.Expr:
+    """The :class:`~workbench.vocab.ConflictKind` of a row table's ``conflict`` row (null on
+    every other row), read from the reason :func:`repeat_marks` gave it."""
+    return (pl.when(pl.col("bucket") != "conflict").then(pl.lit(None, dtype=pl.String))
+            .when(pl.col("reason").str.starts_with(DIFFERENT_ANSWER_REASON))
+            .then(pl.lit(vocab.ConflictKind.DIFFERENT_ANSWER.value))
+            .otherwise(pl.lit(vocab.ConflictKind.DIFFERENT_CONTENT.value)))
 
 
 def apply_repeat_marks(df: pl.DataFrame, repeat: pl.DataFrame, cfg: Config) -> pl.DataFrame:
@@ -1162,7 +1210,23 @@ def classify_frame(frame: pl.DataFrame, cfg: Config) -> pl.DataFrame:
         .otherwise(pl.coalesce("__error", "__problem")).alias("__problem")
     )
     df = _classify(df, cfg)
+    df = _answer_digest(df, cfg)
     return df.with_columns(pl.when(pl.col("__blank")).then(pl.lit("blank")).otherwise("bucket").alias("bucket"))
+
+
+def _answer_digest(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
+    """The ``answer:`` fields (extra fields ``__answer0``...) folded into :data:`ANSWER_COLUMN`,
+    a 64-bit hash of their texts (null where every one is absent or null), and the texts
+    dropped: a long answer costs 8 bytes a row past the block being read. Two different answers
+    sharing a hash (about 2**-64 for a pair) would read as one answer; equality is all the hash
+    is for (it is never written out, and polars keeps it stable within a version, so every
+    process of one run agrees)."""
+    cols = [f"x_{n}" for n in cfg.extra_fields if n.startswith(ANSWER_FIELD_PREFIX)]
+    if not cols:
+        return df
+    present = pl.any_horizontal([pl.col(c).is_not_null() for c in cols])
+    digest = pl.when(present).then(pl.struct(cols).hash(seed=25)).alias(ANSWER_COLUMN)
+    return df.with_columns(digest).drop(cols)
 
 
 RepeatMarker = Callable[[pl.DataFrame, Config], pl.DataFrame]
@@ -1255,8 +1319,11 @@ def row_columns(columns: Sequence[str], cfg: Config) -> list[str]:
     keep += ["flags", "flags_present", "verdict"]
     if "pass_value" in columns:
         keep.append("pass_value")
-    # a missing_when condition's field is read to classify, not kept (an explanation per row)
-    keep += [f"x_{n}" for n in cfg.extra_fields if not n.startswith(WHEN_FIELD_PREFIX)]
+    # a missing_when condition's field is read to classify, not kept (an explanation per row);
+    # the answer's fields are folded into one digest column
+    keep += [f"x_{n}" for n in cfg.extra_fields if not n.startswith((WHEN_FIELD_PREFIX, ANSWER_FIELD_PREFIX))]
+    if cfg.answer:
+        keep.append(ANSWER_COLUMN)
     return keep
 
 

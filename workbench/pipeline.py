@@ -331,6 +331,11 @@ def run(
         # headline scores a missing_when condition declared failures (inside partial/empty)
         head["ledger_notes"]["declared_missing"] = _count(
             rows, (pl.col(f"{hl}__status") == "declared_missing") & (pl.col("bucket") != "duplicate"))
+    # conflicts by kind, and for different answers (a stale or overwritten run) each run's figure
+    from .check import conflict_kinds, conflict_runs
+
+    head["conflict_kinds"] = conflict_kinds(rows)
+    head["conflict_runs"] = conflict_runs(rows, cfg)
     if cfg.explode is not None:
         # one input line holds several judgments: the ledger counts judgments (rows)
         head["ledger_notes"]["input_lines"] = sum(s.lines for s in sources)

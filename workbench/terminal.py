@@ -189,6 +189,33 @@ def census_text(doc: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def conflicts_text(doc: dict[str, Any], limit: int = 5) -> str | None:
+    """The conflicts by kind, and for rows that judged different answers (a stale or
+    overwritten run) what each run would give per cell; None when there is no conflict."""
+    kinds = doc.get("conflict_kinds") or {}
+    found = {k: v for k, v in kinds.items() if v.get("rows")}
+    if not found:
+        return None
+    text = "conflicts (every copy held out): " + ", ".join(
+        f"{k} {v['rows']} rows / {v['keys']} keys" for k, v in found.items())
+    runs = doc.get("conflict_runs") or []
+    if not runs:
+        return text
+    nd = _decimals(doc)
+
+    def fig(x: dict[str, Any]) -> str:
+        return f"{_fmt(x['mean'], nd)} (n={x['n']})"
+
+    rows = [[safe(str(r["judge"])), safe(str(r["variant"])), str(r["keys"]), fig(r["first_answer"]),
+             fig(r["other_answer"])] for r in runs[:limit]]
+    lines = [text, "  different answers under one key (a stale or overwritten run), "
+             f"{safe(runs[0]['field'])} per run:",
+             table(["judge", "variant", "keys", "first-seen answer", "other answer"], rows, {2, 3, 4})]
+    if len(runs) > limit:
+        lines.append(f"  ... and {len(runs) - limit} more cells (results.json conflict_runs)")
+    return "\n".join(lines)
+
+
 def malformed_text(doc: dict[str, Any], limit: int = 5) -> str | None:
     bad = doc.get("malformed_lines", [])
     if not bad:
@@ -427,7 +454,7 @@ def print_analysis(analysis: Any, file: Any = None) -> None:
     warn = [*(doc.get("config_warnings") or []), *map(warning_text, doc.get("name_warnings") or [])]
     blocks = [board_text(doc), ledger_text(doc), malformed_text(doc),
               "\n".join(safe(f"warning: {w}") for w in warn) if warn else None,
-              plan_text(doc), census_text(doc), provenance_text(doc), scorecard_text(doc),
+              plan_text(doc), census_text(doc), conflicts_text(doc), provenance_text(doc), scorecard_text(doc),
               harness_text(doc), length_text(doc)]
     if doc.get("claims") is not None:
         blocks.append(claims_text(doc["claims"], analysis.config.confidence))

@@ -33,6 +33,16 @@ class Bucket(StrEnum):
     CONFLICT = "conflict"
 
 
+class ConflictKind(StrEnum):
+    """Why the rows of one key are a ``conflict`` (every copy held out): ``different_answer``,
+    the rows judged different answers (``answer:`` names the field; a stale or overwritten
+    run), whatever their scores; ``different_content``, the same answer (or none recorded)
+    with differing scores, flags or verdict."""
+
+    DIFFERENT_ANSWER = "different_answer"
+    DIFFERENT_CONTENT = "different_content"
+
+
 MISSING_PLANNED = "missing_planned"
 """The ``bucket`` of a planned judgment with no row in any input: a row the plan adds beside
 the lines (never a line, so not a :class:`Bucket`; counted beside the ledger's sum)."""

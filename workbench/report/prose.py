@@ -488,6 +488,13 @@ def limits(r: Report) -> list[str]:
             "are held "
             "out of every mean."
         )
+    for run in doc.get("conflict_runs") or []:
+        # a stale or overwritten run: what each run would give, so the reader sees how far apart
+        out.append(
+            f"{run['variant']} under {run['judge']}: {_plural(run['keys'], 'key')} judged different "
+            f"answers (a stale or overwritten run), all held out; {run['field']} over the first-seen "
+            f"answers {_run_figure(run['first_answer'])}, over the others {_run_figure(run['other_answer'])}."
+        )
     if led.get("missing_planned") is None:
         out.append(
             "No plan was given: judgments that produced no row at all are invisible here (use "
@@ -511,6 +518,12 @@ def limits(r: Report) -> list[str]:
             "noise in the second decimal."
         )
     return out
+
+
+def _run_figure(x: Mapping[str, object]) -> str:
+    """One run's figure of a ``conflict_runs`` record: its mean with n."""
+    mean = x["mean"]
+    return "no valid value" if not isinstance(mean, (int, float)) else f"{mean:.4g} (n = {x['n']})"
 
 
 def _unit_words(c: Mapping[str, object]) -> str:
