@@ -964,7 +964,8 @@ def test_one_file_under_two_names_is_refused_by_both_names(good: str, tmp_path: 
     except OSError as exc:  # pragma: no cover - a filesystem without hard links
         pytest.skip(f"no hard links here: {exc}")
     (tmp_path / "soft.jsonl").symlink_to(a)
-    cases = [([good, str(tmp_path / "hard.jsonl")], "hard.jsonl: is the same file as ", "rows.jsonl (a hard link to it)"),
+    cases = [([good, str(tmp_path / "hard.jsonl")], "hard.jsonl: is the same file as ",
+              "rows.jsonl (a hard link to it)"),
              ([str(tmp_path / "soft.jsonl"), good], "rows.jsonl: is the same file as ", "(through a symlink)"),
              ([good, good], "(the same path twice)"),
              ([good, str(tmp_path / "*.jsonl")], "is the same file as")]
