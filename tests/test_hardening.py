@@ -937,3 +937,44 @@ def test_preset_auto_samples_through_the_file_and_refuses_a_mixed_one(tmp_path: 
     # rows no format fits (a broken row) are not a second format
     broken = write_jsonl(tmp_path / "broken.jsonl", [*plain, {"error": "timeout"}])
     assert detect.classify(broken)[0] is None
+
+
+def test_preset_auto_note_is_silenced_by_quiet(tmp_path: Path) -> None:
+    """Issue 28: ``--preset auto -q`` printed its note before the error (2 stderr lines on exit
+    2); -q silences the note, the error stays one line; without -q the note comes first."""
+    log = tmp_path / "log.json"
+    log.write_text(json.dumps({**_inspect_header(), "samples": 5}), encoding="utf-8")
+    quiet = run_cli(["analyze", str(log), "--preset", "auto", "--out", str(tmp_path / "o1"), *FAST])
+    assert quiet.code == 2 and check_outcome(quiet) == [], quiet.err
+    assert len(quiet.err.strip().splitlines()) == 1 and "log.json" in quiet.err and "preset auto" not in quiet.err
+    loud = run_cli(["analyze", str(log), "--preset", "auto", "--out", str(tmp_path / "o2"), "--resamples", "100"])
+    lines = loud.err.strip().splitlines()
+    assert loud.code == 2 and len(lines) == 2, loud.err
+    assert lines[0].startswith("workbench: preset auto -> inspect (") and lines[1] == quiet.err.strip()
+
+
+def test_one_file_under_two_names_is_refused_by_both_names(good: str, tmp_path: Path) -> None:
+    """Issue 28 (first campaign): a hard-linked copy of an input was read twice, every row of
+    the second name a duplicate: "no valid row at all (duplicate 24)", naming one file. The
+    policy for a file given twice (symlink, repeated path) is a one-line refusal; hard links now
+    meet it, and the line names both names."""
+    a = Path(good)
+    try:
+        os.link(a, tmp_path / "hard.jsonl")
+    except OSError as exc:  # pragma: no cover - a filesystem without hard links
+        pytest.skip(f"no hard links here: {exc}")
+    (tmp_path / "soft.jsonl").symlink_to(a)
+    cases = [([good, str(tmp_path / "hard.jsonl")], "hard.jsonl: is the same file as ",
+              "rows.jsonl (a hard link to it)"),
+             ([str(tmp_path / "soft.jsonl"), good], "rows.jsonl: is the same file as ", "(through a symlink)"),
+             ([good, good], "(the same path twice)"),
+             ([good, str(tmp_path / "*.jsonl")], "is the same file as")]
+    for i, (inputs, *fragments) in enumerate(cases):
+        err = expect_refusal(["analyze", *inputs, "--out", str(tmp_path / f"o{i}"), *FAST], *fragments)
+        assert len(err.strip().splitlines()) == 1, err
+    # a copy with its own inode is another file: read, and its rows are the duplicates they are
+    (tmp_path / "copy").mkdir()
+    copy = tmp_path / "copy" / "rows.jsonl"
+    copy.write_bytes(a.read_bytes())
+    o = run_cli(["analyze", good, str(copy), "--out", str(tmp_path / "oc"), *FAST])
+    assert o.code == 2 and "duplicate 24" in o.err, o.err

@@ -133,3 +133,19 @@ def test_report_scorecard_shows_the_interval_not_a_mean_order(tmp_path: Path) ->
     html = str(report.scorecard_tables(rep))
     assert html.count("1\u20132 <span class=\"wb-dim\">not distinguishable</span>") == 2
     assert "Holm-adjusted contrasts" in html
+
+
+def test_tied_lists_are_not_written_past_the_list_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28: 5,000 variants wrote N**2 names in tied_with/not_compared (1.04 GB results.json,
+    95 MB after). Past ranks.LIST_LIMIT measured cells both are null; the ranks and above/below
+    are those of the listed run, and the unlisted tied cells number rank_high - rank_low."""
+    card = [cell("B", 7.0), cell("A", 8.0), cell("C", 6.0)]
+    cons = [contrast("A", "B", None, False), contrast("A", "C", "A", True), contrast("B", "C", None, False)]
+    listed = intervals(card, cons)
+    monkeypatch.setattr(ranks, "LIST_LIMIT", 2)
+    capped = intervals(card, cons)
+    assert by_name(capped) == by_name(listed)
+    for full, cut in zip(listed["cells"], capped["cells"], strict=True):
+        assert cut["tied_with"] is None and cut["not_compared"] is None
+        assert (cut["above"], cut["below"]) == (full["above"], full["below"])
+        assert cut["rank_high"] - cut["rank_low"] == len(full["tied_with"])

@@ -67,7 +67,8 @@ def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 def resolve_preset(args: argparse.Namespace) -> None:
     """Replace ``--preset auto`` (or no --preset/--config with non-default rows) by the detected
-    preset, saying on stderr which and why; exit 2 with the candidates when it cannot tell."""
+    preset, saying on stderr which and why (not with ``--quiet``); exit 2 with the candidates
+    when it cannot tell."""
     from . import detect
     from .execute import is_url
     from .ingest import expand_inputs
@@ -86,8 +87,10 @@ def resolve_preset(args: argparse.Namespace) -> None:
         return  # default rows, or nothing recognisable: ingest says precisely what is wrong
     preset, why = detect.detect(files)
     args.preset = preset
-    # always said (stderr), --quiet or not: a guessed format must never go unnoticed
-    print(f"workbench: preset auto -> {preset or 'default format'} ({why})", file=sys.stderr)
+    # a note on stderr, silenced by --quiet like every note (an error after it stays one line):
+    # the guess is never lost, results.json's config_sources names the preset
+    if not getattr(args, "quiet", False):
+        print(f"workbench: preset auto -> {preset or 'default format'} ({why})", file=sys.stderr)
 
 
 def _allow_copies(args: argparse.Namespace) -> bool:

@@ -37,6 +37,7 @@ import polars as pl
 from . import ingest
 from .config import KEY_FIELDS, Config
 from .errors import ConfigError, InputError, WorkbenchError
+from .files import check_distinct
 
 ENGINES = ("local", "dask")
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
@@ -286,12 +287,7 @@ def expand_urls(inputs: Sequence[str], allow_copies: bool = False) -> list[str]:
                 raise InputError(pat, "no such object (or it is a directory)")
         except OSError as exc:
             raise InputError(pat, f"cannot read: {exc}") from None
-    seen: set[str] = set()
-    for p in out:
-        key = p if is_url(p) else os.path.realpath(p)
-        if key in seen:
-            raise InputError(p, "given twice; each file is read once")
-        seen.add(key)
+    check_distinct(out, is_url)
     if not out:
         raise InputError("<inputs>", "no input files given")
     return out

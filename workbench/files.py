@@ -84,6 +84,35 @@ def check_regular_file(path: str, what: str = "input") -> None:
     raise InputError(path, f"is {kind}, not a regular file: save the stream to a file first")
 
 
+def check_distinct(paths: list[str], is_url: Any = None) -> None:
+    """Raise :class:`InputError` naming both names when two of ``paths`` are one file: the
+    same path twice, a symlink and its target, or two hard links (same device and inode; a
+    path that cannot be stat'ed is compared by its resolved name). The policy for every
+    duplicate input: refused, never read twice (its rows would all be ``duplicate``) nor
+    silently dropped. ``is_url(p)`` true: ``p`` is compared as written."""
+    seen: dict[Any, str] = {}
+    for p in paths:
+        if is_url is not None and is_url(p):
+            key: Any = ("url", p)
+        else:
+            try:
+                st = os.stat(p)
+                key = ("inode", st.st_dev, st.st_ino)
+            except OSError:
+                key = ("path", os.path.realpath(p))
+        first = seen.get(key)
+        if first is None:
+            seen[key] = p
+            continue
+        if os.path.realpath(first) != os.path.realpath(p):
+            how = "a hard link to it"
+        elif os.path.abspath(first) == os.path.abspath(p):
+            how = "the same path twice"
+        else:
+            how = "through a symlink"
+        raise InputError(p, f"is the same file as {first} ({how}); each file is read once: give it once")
+
+
 def _stat_problem(path: str, exc: OSError, what: str) -> str:
     if exc.errno == errno.ELOOP:
         return "is a symlink loop (it resolves to itself)"

@@ -42,6 +42,7 @@ from .engine import composite_key  # noqa: F401  (re-exported: ingest.composite_
 from .errors import InputError
 from .files import (  # noqa: F401 - re-exported (the limits live in files)
     MAX_INPUT_BYTES,
+    check_distinct,
     check_regular_file,
     copy_reason,
     max_input_bytes,
@@ -91,7 +92,9 @@ def expand_inputs(patterns: Sequence[str], allow_copies: bool = False,
     A glob skips copies of runs (:func:`workbench.files.copy_reason`: notebook checkpoints,
     editor backups), appending ``(path, why)`` to ``skipped``; a copy named explicitly is an
     :class:`InputError` saying why. ``allow_copies`` (``--allow-copies``) reads them as inputs.
-    Raises :class:`InputError` for a path that does not exist or a glob that matches nothing.
+    Raises :class:`InputError` for a path that does not exist or a glob that matches nothing,
+    and for one file named twice (:func:`workbench.files.check_distinct`: a repeated path, a
+    symlink and its target, two hard links: refused by both names, never read twice).
     """
     out: list[str] = []
     for pat in patterns:
@@ -121,17 +124,10 @@ def expand_inputs(patterns: Sequence[str], allow_copies: bool = False,
                                  "read as an input (a partial checkpoint would pass for the run): "
                                  "give the original file, or add --allow-copies to read it")
             out.append(pat)
-    seen: set[str] = set()
-    unique = []
-    for p in out:
-        key = os.path.realpath(p)
-        if key in seen:
-            raise InputError(p, "given twice; each file is read once")
-        seen.add(key)
-        unique.append(p)
-    if not unique:
+    check_distinct(out)
+    if not out:
         raise InputError("<inputs>", "no input files given")
-    return unique
+    return out
 
 
 def _check_encoding(head: bytes, path: str) -> None:

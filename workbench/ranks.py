@@ -17,6 +17,12 @@ cell is "not distinguishable" from the cells in ``tied_with`` and the ranks it m
 selection capped for many variants) counts as not separated, so ranks are never sharper
 than the contrasts that were computed (``pairs_compared`` of ``pairs_possible``).
 
+``tied_with`` and ``not_compared`` name up to ``measured - 1`` cells each, for each cell: N**2
+names in all (25 million at 5,000 variants, most of a 1 GB results.json). Above
+:data:`LIST_LIMIT` measured cells they are null for every cell (the ranks are still computed;
+``above``/``below`` stay listed, at most two names per computed contrast): ``tied_with`` is then
+every measured cell not in ``above``/``below``, ``not_compared`` those of them without a contrast.
+
 Cells that are not ``measured`` get no rank at all (null), whatever their mean. This is the
 pairwise-comparison construction of simultaneous rank confidence sets (Mogstad, Romano,
 Shaikh & Wilhelm 2024, Review of Economic Studies 91(1)) with Holm as the multiple test.
@@ -32,6 +38,9 @@ import polars as pl
 from . import schemas
 
 BASIS = "holm_contrasts"
+LIST_LIMIT = 500
+"""Most measured cells whose ``tied_with``/``not_compared`` lists are written (see the module
+docstring): 500 cells are at most 2 x 249,500 names."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +71,8 @@ def rank_intervals(scorecard: pl.DataFrame, contrasts: pl.DataFrame,
     mean, rank_low, rank_high, rank_distinguishable, above, below, tied_with, not_compared}``
     where ``above``/``below`` name the cells significantly above/below it, ``tied_with`` the
     measured cells it is not separated from and ``not_compared`` those of them with no
-    contrast computed. Every rank key is null for a cell that is not measured.
+    contrast computed (both null for every cell above :data:`LIST_LIMIT` measured cells).
+    Every rank key is null for a cell that is not measured.
     """
     pooled = scorecard.filter(pl.col("judge").is_null() & pl.col("subset").is_null()
                               & (pl.col("field") == headline)).select("variant", "status", "mean").to_dicts()
@@ -89,17 +99,22 @@ def rank_intervals(scorecard: pl.DataFrame, contrasts: pl.DataFrame,
         above[lo].append(hi)
         below[hi].append(lo)
     n = len(names)
+    listed = n <= LIST_LIMIT
+    order = {u: i for i, u in enumerate(names)}
     cells = []
     for v, c in zip(names, measured, strict=True):
         low, high = 1 + len(above[v]), n - len(below[v])
-        separated = set(above[v]) | set(below[v])
-        tied = [u for u in names if u != v and u not in separated]
+        tied = not_compared = None
+        if listed:
+            separated = set(above[v]) | set(below[v])
+            tied = [u for u in names if u != v and u not in separated]
+            not_compared = [u for u in tied if frozenset((u, v)) not in calls]
         cells.append({
             "variant": c["variant"], "status": c["status"], "mean": c["mean"],
             "rank_low": low, "rank_high": high, "rank_distinguishable": low == high,
-            "above": [u for u in names if u in above[v]], "below": [u for u in names if u in below[v]],
-            "tied_with": tied,
-            "not_compared": [u for u in tied if frozenset((u, v)) not in calls],
+            # in the cells' order: sorting the few names, not scanning every name per cell
+            "above": sorted(above[v], key=order.__getitem__), "below": sorted(below[v], key=order.__getitem__),
+            "tied_with": tied, "not_compared": not_compared,
         })
     for c in others:
         cells.append({"variant": c["variant"], "status": c["status"], "mean": c["mean"],

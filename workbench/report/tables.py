@@ -14,7 +14,7 @@ import polars as pl
 
 from .. import methods, plots
 from ..length import slope_lines
-from ..ranks import basis_text, by_variant, rank_label
+from ..ranks import LIST_LIMIT, basis_text, by_variant, rank_label
 from ..terminal import cell_text
 from .formats import bounded_interval, interval, num, pct, pval, signed, truncated
 from .markup import Html, badge, details, drill, esc, join, name_cell, para, table, tag
@@ -334,12 +334,17 @@ def _rank_cell(rk: Mapping[str, Any] | None) -> Any:
 
 
 def _tied_cell(rk: Mapping[str, Any] | None) -> Any:
-    if rk is None or rk.get("tied_with") is None:
+    if rk is None or rk.get("rank_low") is None:
         return ""
-    if not rk["tied_with"]:
+    tied = rk.get("tied_with")
+    # unlisted past ranks.LIST_LIMIT measured cells; their number is the interval's width
+    k = len(tied) if tied is not None else rk["rank_high"] - rk["rank_low"]
+    if not k:
         return "separated from every other measured cell"
-    if not rk["above"] and not rk["below"] and len(rk["tied_with"]) > 2:
-        return f"every other measured cell ({len(rk['tied_with'])}): no contrast separates it"
+    if not rk["above"] and not rk["below"] and k > 2:
+        return f"every other measured cell ({k}): no contrast separates it"
+    if tied is None:
+        return f"{k} measured cells (not named: over {LIST_LIMIT} measured cells)"
     text = join([name_cell(x) for x in rk["tied_with"]], ", ")
     missing = rk.get("not_compared") or []
     if not missing:
