@@ -19,6 +19,7 @@ import math
 import random
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from hypothesis import strategies as st
 
 import workbench as wb
 from workbench import cli, selftest, stats, synth
+from workbench.errors import ConfigError
 from workbench.ingest import BUCKETS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -265,3 +267,45 @@ def test_truth_is_finite_for_every_builtin() -> None:
     for name in synth.SCENARIOS:
         tr = synth.truth(synth.scenario(name))
         assert all(math.isfinite(c["mean"]) and 0 <= c["missing_rate"] <= 1 for c in tr["cells"])
+
+
+def test_length_slopes_plant_a_slope_the_truth_states() -> None:
+    """A planted length slope: the answer lengths are drawn only when set (a model without them
+    keeps its stream), and truth.json's score-scale slope is what a naive within-scenario OLS of
+    the score on log length recovers on a large draw (an independent loop over scenarios)."""
+    base = synth.Model(scenarios=4)
+    a, b = synth.draw(base, np.random.default_rng(5), 2), synth.draw(
+        replace(base, length_slopes=None), np.random.default_rng(5), 2)
+    assert np.array_equal(a["score"], b["score"]) and "log_length" not in a
+    m = synth.Model(scenarios=3000, trials=3, length_slopes={"judge-a": 0.8}, missing_rates=0.0)
+    tr = {r["judge"]: r for r in synth.truth(m)["length"]}
+    assert tr["judge-b"]["slope"] == 0.0 and tr["judge-a"]["latent_slope"] == 0.8
+    # rounding and clipping attenuate the latent slope a little, never amplify it
+    assert 0.7 < tr["judge-a"]["slope"] < 0.8
+    d = synth.draw(m, np.random.default_rng(11), 1)
+    x = d["log_length"][0]
+    for j, judge in enumerate(m.judges):
+        y = d["score"][0][..., j].astype(float)
+        num = den = 0.0
+        for s in range(m.scenarios):  # within scenario x variant: demean, then pool
+            for v in range(len(m.variants)):
+                xs, ys = x[s, v] - x[s, v].mean(), y[s, v] - y[s, v].mean()
+                num += float(xs @ ys)
+                den += float(xs @ xs)
+        assert abs(num / den - tr[judge]["slope"]) < 0.06
+
+
+def test_length_slopes_write_answer_chars(tmp_path) -> None:
+    m = synth.Model(scenarios=2, trials=1, length_slopes={"judge-a": 0.5})
+    paths = synth.write(m, tmp_path, seed=3)
+    rows = [json.loads(line) for line in paths["rows"].read_text().splitlines()]
+    assert all(isinstance(r["answer_chars"], int) and r["answer_chars"] > 0 for r in rows)
+    # both judges read the same answer: one length per (scenario, variant, trial)
+    per_item: dict[tuple, set] = {}
+    for r in rows:
+        per_item.setdefault((r["scenario"], r["variant"], r["trial"]), set()).add(r["answer_chars"])
+    assert all(len(v) == 1 for v in per_item.values())
+    truth_doc = json.loads(paths["truth"].read_text())
+    assert [r["judge"] for r in truth_doc["length"]] == ["judge-a", "judge-b"]
+    with pytest.raises(ConfigError):
+        synth.Model(length_slopes={"nobody": 0.5})

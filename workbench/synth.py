@@ -48,6 +48,16 @@ from .errors import ConfigError, WorkbenchError
 
 SUBSCORES: tuple[str, ...] = ("correctness", "completeness", "depth", "citations", "honesty")
 SUBSCORE_SD = 0.7
+#: the row key of an item's answer length in characters (models with ``length_slopes``)
+LENGTH_KEY = "answer_chars"
+
+
+def _config_reads_length() -> bool:
+    """Whether the config takes ``length.field`` (the per-judge slopes on an answer length):
+    only then does config.yaml name ``answer_chars`` (an older config would refuse the key)."""
+    from . import config
+
+    return "field" in getattr(config, "OPTIONAL", {}).get(("length",), {})
 
 
 @dataclass(frozen=True)
@@ -111,6 +121,14 @@ class Model:
     human_noise_sd: float = 0.5
     #: the human's judge name (``human_judge:`` in config.yaml)
     human_judge: str = "human"
+    #: length effect: ``{judge: slope}``, latent points per unit of log(answer length) added to
+    #: the judge's score (a judge not listed: 0). Set (even all 0), every item (scenario,
+    #: variant, trial) gets an answer of ``exp(N(length_log_mean, length_log_sd^2))`` characters
+    #: (the output both judges read, independent of every other term), written to each row as
+    #: ``answer_chars``; None: no lengths (and the same random stream as before)
+    length_slopes: Any = None
+    length_log_mean: float = 6.0
+    length_log_sd: float = 0.5
 
     def __post_init__(self) -> None:
         problems = []
@@ -143,8 +161,10 @@ class Model:
             problems.append("published must be null, valid_mean or zero_filled")
         if self.claims not in (None, "observed", "zero"):
             problems.append("claims must be null, observed or zero")
+        if self.length_log_sd < 0:
+            problems.append("length_log_sd must be >= 0")
         for name, keys, what in (("writers", self.variants, "variant"), ("self_preference", self.judges, "judge"),
-                                 ("families", self.judges, "judge")):
+                                 ("families", self.judges, "judge"), ("length_slopes", self.judges, "judge")):
             spec = getattr(self, name)
             if spec is None:
                 continue
@@ -157,6 +177,9 @@ class Model:
                 problems.append("self_preference needs writers (variant -> writer family)")
             if any(isinstance(b, bool) or not isinstance(b, int | float) for b in self.self_preference.values()):
                 problems.append("self_preference values must be numbers")
+        if isinstance(self.length_slopes, dict) and any(
+                isinstance(b, bool) or not isinstance(b, int | float) for b in self.length_slopes.values()):
+            problems.append("length_slopes values must be numbers")
         try:
             rates = self.rate_matrix()
             if np.any(rates < 0) or np.any(rates > 1):
@@ -211,6 +234,18 @@ class Model:
                     out[v, j] = float(self.self_preference.get(judge, 0.0))
         return out
 
+    def slope_vector(self) -> np.ndarray:
+        """Planted length slope per judge, shape (J,): ``length_slopes`` or 0."""
+        spec = self.length_slopes or {}
+        return np.array([float(spec.get(j, 0.0)) for j in self.judges])
+
+    def length_var(self) -> np.ndarray:
+        """Per judge, the latent variance its length term adds: (slope * length_log_sd)^2
+        (0 without ``length_slopes``)."""
+        if self.length_slopes is None:
+            return np.zeros(len(self.judges))
+        return (self.slope_vector() * self.length_log_sd) ** 2
+
     @property
     def scenario_names(self) -> list[str]:
         width = len(str(self.scenarios))
@@ -243,7 +278,8 @@ def draw(model: Model, rng: np.random.Generator, sets: int = 1) -> dict[str, np.
 
     Returns arrays of shape (sets, G, V, T, J): ``score`` (int, the score the judge gave;
     meaningful only where ``valid``), ``valid`` (bool), ``item_failed`` (bool: the whole item
-    lost its scores); and ``latent`` (float).
+    lost its scores); and ``latent`` (float); with ``length_slopes`` also ``log_length``,
+    shape (sets, G, V, T), the log of the item's answer length in characters.
     """
     r, g, v, t, j = sets, model.scenarios, len(model.variants), model.trials, len(model.judges)
     shape = (r, g, v, t, j)
@@ -257,6 +293,12 @@ def draw(model: Model, rng: np.random.Generator, sets: int = 1) -> dict[str, np.
     lat = (model.mu + ve + jo + model.bonus_matrix()[None, None, :, None, :]
            + scen + v_scen + j_scen + item
            + rng.normal(0.0, 1.0, shape) * model.noise_sd)
+    log_len = None
+    if model.length_slopes is not None:
+        # drawn only when set (a model without lengths keeps its stream); centred, so a judge's
+        # mean moves only through the variance the term adds (truth: length_var)
+        log_len = model.length_log_mean + rng.normal(0.0, 1.0, (r, g, v, t)) * model.length_log_sd
+        lat = lat + (log_len - model.length_log_mean)[..., None] * model.slope_vector()[None, None, None, None, :]
     # the latent truth of an item (what a human label measures): no judge term, no judge noise
     true_lat = (model.mu + ve + scen + v_scen + item)[..., 0]
     score = np.clip(np.rint(lat), model.rubric_min, model.rubric_max).astype(np.int64)
@@ -277,8 +319,11 @@ def draw(model: Model, rng: np.random.Generator, sets: int = 1) -> dict[str, np.
         runs = rng.integers(model.trials_min, t + 1, (r, g, 1, 1, 1))
         present = np.broadcast_to(np.arange(t)[None, None, None, :, None] < runs, shape).copy()
         valid = valid & present
-    return {"score": score, "valid": valid, "item_failed": np.array(item_failed), "latent": lat,
-            "present": present, "true_latent": true_lat}
+    out = {"score": score, "valid": valid, "item_failed": np.array(item_failed), "latent": lat,
+           "present": present, "true_latent": true_lat}
+    if log_len is not None:
+        out["log_length"] = log_len
+    return out
 
 
 def draw_human(model: Model, d: dict[str, np.ndarray], rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -341,10 +386,12 @@ def truth(model: Model) -> dict[str, Any]:
     cells = []
     mean = {}
     miss = {}
+    # a judge's length term adds (slope * length_log_sd)^2 to its latent variance
+    sd_j = np.sqrt(sd**2 + model.length_var())
     for vi, variant in enumerate(model.variants):
         for ji, judge in enumerate(model.judges):
             p = _score_probs(model.mu + model.variant_effects[vi] + model.judge_offsets[ji] + bonus[vi, ji],
-                             sd, lo, hi)
+                             float(sd_j[ji]), lo, hi)
             m = float(np.sum(ks * p))
             base_rate = rates[vi, ji]
             if model.mnar_ratio == 1.0:
@@ -384,7 +431,30 @@ def truth(model: Model) -> dict[str, Any]:
     return {"model": _model_dict(model), "score_sd_latent": sd, "cells": cells, "pooled": pooled,
             "judge_offsets": offsets, "contrasts": contrasts,
             "self_preference": _self_preference_truth(model, mean, bonus),
-            "human": _human_truth(model, mean)}
+            "human": _human_truth(model, mean), "length": _length_truth(model, bonus, sd_j)}
+
+
+def _length_truth(model: Model, bonus: np.ndarray, sd_j: np.ndarray) -> list[dict[str, Any]]:
+    """Per judge (with ``length_slopes``): ``latent_slope`` (the planted slope) and ``slope``, the
+    score-scale slope of the score on log(answer length) that the within-scenario regression
+    targets. The latent L = m + b x + rest is jointly normal with x = log length, so by Stein's
+    lemma cov(x, clip(round(L))) = b var(x) E[g'(L)], with E[g'(L)] the normal density at the
+    rounding thresholds lo + 0.5 .. hi - 0.5: slope = b * mean over variants of
+    sum_k phi((k + 0.5 - m_v) / sd) / sd (exact; variants weighted equally, as a balanced design
+    weights them). ``per_doubling`` = slope * log 2."""
+    if model.length_slopes is None:
+        return []
+    cuts = np.arange(model.rubric_min, model.rubric_max, dtype=float) + 0.5
+    out = []
+    for ji, judge in enumerate(model.judges):
+        b = float(model.slope_vector()[ji])
+        s = float(sd_j[ji])
+        dens = [float(np.sum(_sps.norm.pdf((cuts - (model.mu + model.variant_effects[vi]
+                                                     + model.judge_offsets[ji] + bonus[vi, ji])) / s)) / s)
+                for vi in range(len(model.variants))]
+        slope = b * float(np.mean(dens))
+        out.append({"judge": judge, "latent_slope": b, "slope": slope, "per_doubling": slope * math.log(2)})
+    return out
 
 
 def _human_truth(model: Model, mean: dict[tuple[str, str], float]) -> list[dict[str, Any]]:
@@ -469,6 +539,7 @@ def write(model: Model, out: str | Path, seed: int = 0) -> dict[str, Path]:
     d = draw(model, rng, 1)
     score, valid = d["score"][0], d["valid"][0]
     lat = d["latent"][0]
+    log_len = d["log_length"][0] if "log_length" in d else None
     in_design = d["present"][0]
     g_n, v_n, t_n, j_n = score.shape
     names = model.scenario_names
@@ -494,6 +565,8 @@ def write(model: Model, out: str | Path, seed: int = 0) -> dict[str, Path]:
                 rec["overall"] = int(score[key])
             rec["fabrication_flags"] = []
             rec["verdict"] = "synthetic"
+            if log_len is not None:
+                rec[LENGTH_KEY] = int(np.rint(math.exp(log_len[gi, vi, ti])))
         records[key] = rec
         if key not in absent:
             lines.append(json.dumps(rec))
@@ -591,6 +664,8 @@ def write(model: Model, out: str | Path, seed: int = 0) -> dict[str, Path]:
         tr["planted"]["human_labels"] = len(human_lines)
         cfg["human_labels"] = "human_labels.jsonl"
         cfg["human_judge"] = model.human_judge
+    if log_len is not None and _config_reads_length():
+        cfg["length"] = {"field": LENGTH_KEY, "unit": "characters"}
     cfg.update(model.analysis_config)
     (out / "config.yaml").write_text(
         "# Analysis config written by `workbench synth` for this data set\n"
