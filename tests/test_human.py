@@ -123,9 +123,12 @@ def test_human_labels_file_and_human_judge(tmp_path: Path) -> None:
                                           "bootstrap: {resamples: 200}\n", encoding="utf-8")
     cfg = wb.load_config(str(tmp_path / "config.yaml"))
     assert cfg.human_labels == str(tmp_path / "labels.jsonl") and cfg.human_judge == "human"
-    doc = pipeline.run([str(tmp_path / "rows.jsonl")], cfg).doc
+    an = pipeline.run([str(tmp_path / "rows.jsonl")], cfg)
+    doc = an.doc
     (rec,) = doc["human"]["records"]
     assert rec["ppi_mean"] == pytest.approx(85 / 12) and rec["ppi_se"] == pytest.approx(HAND_SE)
+    fr = an.frame("human")  # the analyst's frame: one row per record
+    assert fr.height == 1 and fr["ppi_mean"][0] == pytest.approx(85 / 12)
     assert any(m["name"] == human.METHOD for m in doc["methods"])
     cfg2 = _cfg(human_judge="expert")
     (rec2,) = human.human_section(_rows(_hand_lines(human_name="expert"), cfg2), cfg2)["records"]

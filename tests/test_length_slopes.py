@@ -80,8 +80,10 @@ def test_planted_slope_recovered_and_equal_to_statsmodels(tmp_path: Path) -> Non
     lines, truth = planted_rows()
     path = tmp_path / "rows.jsonl"
     path.write_text("\n".join(lines) + "\n", "utf-8")
-    doc = pipeline.run([str(path)], load_config(overrides={**FAST, "length": {"field": "answer"}})).doc
+    an = pipeline.run([str(path)], load_config(overrides={**FAST, "length": {"field": "answer"}}))
+    doc = an.doc
     sec = doc["length"]
+    assert an.frame("length_slopes").height == len(sec["slopes"]) > 0
     assert sec["why"] is None and sec["answer_length"]["unit"] == "characters"
     # every valid row in exactly one count: 180 with a length, 1 empty, 1 without the field
     assert (sec["answer_length"]["valid_rows"], sec["answer_length"]["with_length"],

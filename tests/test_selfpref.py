@@ -180,6 +180,10 @@ def test_synth_recovers_planted_self_preference(tmp_path: Path) -> None:
     assert rec["identified"] and rec["scenarios"] == 20
     assert rec["ci_low"] < t["did"] < rec["ci_high"]
     assert rec["ci_low"] < 0.5 < rec["ci_high"]
+    # the analyst's frame is the document's record, list fields joined
+    fr = _RUNS[tmp_path].frame("self_preference")
+    assert fr.height == 1 and fr["estimate"][0] == rec["estimate"] and fr["ci_low"][0] == rec["ci_low"]
+    assert fr["writer_families_a"][0] == ", ".join(rec["writer_families_a"])
     # the method is described, and the report says it in one sentence
     assert any(m["name"] == selfpref.METHOD for m in doc["methods"])
     html = _report_text(tmp_path)

@@ -57,7 +57,13 @@ class Analysis:
     """How ingest ran (engine, jobs, scheduler, files): for run.json, never results.json."""
 
     #: frames built from the results document on demand (beside the stage tables)
-    DOCUMENT_FRAMES = ("ledger", "rows", "board", "methods")
+    DOCUMENT_FRAMES = ("ledger", "rows", "board", "methods", "self_preference", "human", "length_slopes")
+
+    #: the judge diagnostics' record lists in the results document, by frame name
+    #: (section, list): one row per record, list values joined by ", " (a frame of no record
+    #: when the run has no such section)
+    DIAGNOSTIC_FRAMES = {"self_preference": ("self_preference", "pairs"), "human": ("human", "records"),
+                         "length_slopes": ("length", "slopes")}
 
     def frame_names(self) -> list[str]:
         """Every name :meth:`frame` accepts: the stage tables, then the document's frames."""
@@ -67,7 +73,10 @@ class Analysis:
         """A table by name as a polars DataFrame (``.to_pandas()`` for pandas): a stage's table
         (``census``, ``scorecard``, ``judge_offsets`` ...), or ``ledger`` (one row per bucket:
         lines), ``rows`` (the row table), ``board`` (:meth:`board`), ``methods`` (every method
-        the run used). A typo gets a "did you mean"."""
+        the run used), the judge diagnostics ``self_preference`` (one row per judge pair),
+        ``human`` (per judge x variant: judge-only, human-only and prediction-powered means) and
+        ``length_slopes`` (per judge, the slope of score on log answer length). A typo gets a
+        "did you mean"."""
         if name in self.frames:
             return self.frames[name]
         if name == "ledger":
@@ -83,6 +92,12 @@ class Analysis:
                      "used_in": ", ".join(m["used_in"])} for m in self.doc.get("methods") or []]
             return pl.DataFrame(recs, schema={"name": pl.String, "description": pl.String,
                                               "reference": pl.String, "used_in": pl.String})
+        if name in self.DIAGNOSTIC_FRAMES:
+            section, key = self.DIAGNOSTIC_FRAMES[name]
+            recs = (self.doc.get(section) or {}).get(key) or []
+            flat = [{k: ", ".join(map(str, v)) if isinstance(v, list) else v
+                     for k, v in r.items() if not isinstance(v, dict)} for r in recs]
+            return pl.DataFrame(flat, infer_schema_length=None) if flat else pl.DataFrame()
         import difflib
 
         names = self.frame_names()
