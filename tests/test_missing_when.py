@@ -151,10 +151,15 @@ def test_check_tells_the_declared_failures_apart(tmp_path: Path) -> None:
     assert "no missing scores to tell them apart" in res.out
     (rec,) = doc["published_check"]
     assert {"valid_mean", "zero_filled", "raw_numeric_mean"} <= set(rec["reproduced_by"])
+    # the harness's own rule is a candidate, under the log's metric name (``mean``, not the
+    # preset's default ``accuracy``)
+    assert "harness" in rec["reproduced_by"] and rec["rules"]["harness"]["n"] == len(s)
+    assert rec["harness_figure"] == "inspect mean (rubric points, as the harness prints it)"
     res, doc = out["after"]
     assert res.code == 1 and "no missing scores to tell them apart" not in res.out
     (rec,) = doc["published_check"]
-    assert "raw_numeric_mean" in rec["reproduced_by"]
+    assert set(rec["reproduced_by"]) == {"harness", "raw_numeric_mean"}  # Inspect averages them in
+    assert rec["rules"]["harness"]["value"] == pytest.approx(printed)
     assert not {"valid_mean", "zero_filled", "drop_sentinels_only"} & set(rec["reproduced_by"])
     assert "declared failures" in res.out and "declared_missing 4" in res.out
 

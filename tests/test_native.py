@@ -416,3 +416,21 @@ def test_published_check_names_the_arena_hard_weighted_score(
     (rec3,) = c.doc["published_check"]
     assert rec3["reproduced_by"] == [] and rec3["nearest_rule"] == "harness"
     assert rec3["distance"] == pytest.approx(35.80 - 500 / 14)
+
+
+def test_published_check_names_the_inspect_accuracy_as_a_fraction(tmp_path: Path) -> None:
+    # C, I, P, N, C: Inspect's accuracy counts the N sentinel as 0 over 5 scored samples, 2.5 / 5;
+    # the valid mean drops it, 2.5 / 4. On a 0-1 scale the figure is a fraction, so the same
+    # figure in percent is harness_rescaled
+    samples = [{"id": i, "epoch": 1, "scores": {"grader": {"value": v}}}
+               for i, v in enumerate("CIPNC", start=1)]
+    log = _inspect_log(tmp_path / "log.json", samples)
+    for printed, by in (("0.5", "harness"), ("50.0", "harness_rescaled")):
+        pub = _published(tmp_path / "pub.csv", "value", [("openai/x", "grader", printed)])
+        a = pipeline.run([log], load_config(preset="inspect", overrides=FAST), published=pub)
+        (rec,) = a.doc["published_check"]
+        assert by in rec["reproduced_by"] and rec["valid_mean"] == pytest.approx(2.5 / 4)
+        assert rec["rules"]["harness"] == {"value": pytest.approx(0.5), "n": 5}
+        assert rec["rules"]["harness_rescaled"]["value"] == pytest.approx(50.0)
+        assert rec["harness_figure"] == ("inspect accuracy (harness: a fraction, as the harness prints it; "
+                                         "harness_rescaled: as a percent)")

@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["build", "decimals", "HARNESS_FIGURE", "SAME_SCALE", "columns", "rank_text", "missing_text",
+__all__ = ["build", "decimals", "HARNESS_FIGURE", "is_lead", "SAME_SCALE", "columns", "rank_text", "missing_text",
            "harness_text"]
 
 #: the figure each harness rule leads with (its leaderboard column)
@@ -38,7 +38,7 @@ def decimals(lo: float | None, hi: float | None, default: int = 2) -> int:
     return int(min(6, max(0, math.floor(-math.log10(half)) + 2)))
 
 
-def _is_lead(f: Mapping[str, Any], figure: str | None) -> bool:
+def is_lead(f: Mapping[str, Any], figure: str | None) -> bool:
     """The record leads its line: marked ``lead`` (Inspect: the log's first metric, named as
     the log names it), else the rule's figure (:data:`HARNESS_FIGURE`)."""
     return bool(f.get("lead")) if "lead" in f else f.get("figure") == figure
@@ -63,7 +63,7 @@ def _harness(doc: Mapping[str, Any], variant: str, valid_mean: float | None, nd:
         return {}
     rule = h.get("rule")
     figure = lead_figure(h)
-    recs = [f for f in h.get("figures") or [] if f.get("variant") == variant and _is_lead(f, figure)]
+    recs = [f for f in h.get("figures") or [] if f.get("variant") == variant and is_lead(f, figure)]
     out: dict[str, Any] = {"harness_figure": figure, "harness_value": None, "harness_n": None,
                            "harness_differs": None, "harness_why": None}
     if not recs:

@@ -83,7 +83,17 @@ HARNESS_UNITS: dict[str, str | None] = {
     "fastchat_pairwise": "fraction", "inspect": "fraction",
     "alpaca_eval": "percent", "arena_hard": "percent",
 }
-"""The unit each harness prints its lead figure in (None: the rubric's points)."""
+"""The unit each harness prints its lead figure in (None: the rubric's points). Inspect's is a
+fraction only on a 0-1 scale (accuracy); on any other scale its mean is in rubric points
+(:func:`harness_unit`)."""
+
+
+def harness_unit(rule: str, cfg: Config) -> str | None:
+    """The unit of ``rule``'s lead figure under ``cfg`` (see :data:`HARNESS_UNITS`)."""
+    unit = HARNESS_UNITS.get(rule)
+    if rule == "inspect" and cfg.value_range != (0.0, 1.0):
+        return None
+    return unit
 
 VERDICTS: tuple[str, ...] = vocab.names(Verdict)
 
@@ -377,11 +387,11 @@ def _harness_candidates(cfg: Config, figures: list[dict[str, Any]], variant: str
     figure (null when the cell has none: another field, a subset, judges pooled over several)."""
     if cfg.harness is None:
         return {}, {}, None
-    from .board import HARNESS_FIGURE
+    from .board import HARNESS_FIGURE, is_lead
 
     rule = str(cfg.harness["rule"])
     figure = HARNESS_FIGURE.get(rule)
-    unit = HARNESS_UNITS.get(rule)
+    unit = harness_unit(rule, cfg)
     values: dict[str, Fraction | None] = {"harness": None}
     if unit is not None:
         values["harness_rescaled"] = None
@@ -390,14 +400,16 @@ def _harness_candidates(cfg: Config, figures: list[dict[str, Any]], variant: str
         return values, ns, None
     if judge is None and len(judges) != 1:
         return values, ns, None
-    recs = [r for r in figures if r.get("variant") == variant and r.get("figure") == figure
+    # the lead figure as the board reads it: Inspect marks the log's first metric (named as the
+    # log names it: ``mean``, ``accuracy``), the other rules lead with HARNESS_FIGURE
+    recs = [r for r in figures if r.get("variant") == variant and is_lead(r, figure)
             and (judge is None or r.get("judge") == judge)]
     if len(recs) != 1 or not isinstance(recs[0].get("value"), int | float):
         return values, ns, None
     v = Fraction(repr(float(recs[0]["value"])))
     values["harness"] = v
     ns["harness"] = recs[0].get("n")
-    what = f"{rule} {figure}"
+    what = f"{rule} {recs[0].get('figure') or figure}"
     if unit is None:
         return values, ns, f"{what} (rubric points, as the harness prints it)"
     other = "percent" if unit == "fraction" else "fraction"
