@@ -297,6 +297,9 @@ def test_alpaca_eval_percent_card_reproduces_and_names_the_absent_rows(tmp_path:
                               schemas.PUBLISHED_CHECK)
     for rec in recs:
         assert "valid_mean" in rec["reproduced_by"] and "zero_filled_planned" not in rec["reproduced_by"]
+        # AlpacaEval's own rule (its win_rate, in percent) among the candidates (issue 25)
+        assert "harness" in rec["reproduced_by"]
+        assert rec["harness_figure"].startswith("alpaca_eval win_rate (harness: a percent")
         assert "planned judgments are absent" in rec["ambiguous"]["why"]
     summary = check.published_summary(recs)
     assert "no missing scores" not in summary and "planned-but-absent" in summary
@@ -344,6 +347,23 @@ def test_wildbench_native_layout_reproduces_score_json() -> None:
     judges = set(a.rows["judge"].drop_nulls())
     assert judges == {"gpt-4o-2024-05-13"}
     assert all(p["agree"] == p["rows"] for p in a.doc["provenance_checks"])
+
+
+def test_wildbench_score_json_as_a_published_card(tmp_path: Path) -> None:
+    """score.json's printed scores as a card: the harness's own rule (its score, rubric points)
+    is among the candidates beside valid_mean (issue 25: forensics include every preset's rule)."""
+    a = run("wildbench", files("allenai__WildBench", WB), plan="complete")
+    pub = json.loads((NATIVE / "allenai__WildBench/leaderboard/data_dir/score.json").read_text("utf-8"))
+    card = tmp_path / "card.csv"
+    models = ("reka-core-20240501", "reka-flash-20240226")
+    card.write_text("variant,score\n" + "".join(f"{m},{pub[m]['score']:.6f}\n" for m in models), "utf-8")
+    recs = schemas.records(check.published_check(a.rows, a.config, check.read_published(str(card), a.config)),
+                           schemas.PUBLISHED_CHECK)
+    assert [r["variant"] for r in recs] == list(models)
+    for rec in recs:
+        assert {"harness", "valid_mean"} <= set(rec["reproduced_by"])
+        assert rec["rules"]["harness"]["n"] == pub[rec["variant"]]["total"]
+        assert rec["harness_figure"] == "wildbench score (rubric points, as the harness prints it)"
 
 
 def test_wildbench_model_test_must_agree_with_the_file_name(tmp_path: Path) -> None:
