@@ -202,3 +202,72 @@ def test_synth_crosswise_not_identified(tmp_path: Path) -> None:
     assert "self-preference and judge severity are confounded" in rec["explanation"]
     html = _report_text(tmp_path)
     assert "cannot be estimated (crosswise)" in html and "judge severity are confounded" in html
+
+
+# --------------------------------------------------------------------------- per judge
+
+JG = "google/gemini"  # a judge of a family that wrote none of the outputs: the neutral reference
+
+
+def test_per_judge_against_a_neutral_reference() -> None:
+    """HAND plus JG scoring 5 on every item. JA - JG, trials averaged per unit (claude - gpt):
+    s1 (2.5 - 0.5) = 2, s2 (4 - 1) = 3, s3 (1.5 - 0) = 1.5, s4 (2 - -1) = 3 (s4's claude item
+    is shared with JG, not with JO); mean 2.375, squared deviations sum 1.6875, sd^2 0.5625,
+    se sqrt(0.5625 / 4) = 0.375, t(3). JO - JG (gpt - claude): s1 (0 - 1) = -1, s2 (1.5 - 2)
+    = -0.5, s3 (0.5 - 1) = -0.5 (s4: JO has no claude item); mean -2/3, sd^2 1/12, se 1/6, t(2)."""
+    lines = _hand_lines() + [_line(s, v, t, JG, 5) for (s, v, t) in HAND]
+    cfg = _cfg()
+    sec = selfpref.self_preference(_rows(lines, cfg), cfg)
+    recs = {r["judge"]: r for r in sec["judges"]}
+    assert sorted(recs) == [JA, JG, JO]
+    a, o, g = recs[JA], recs[JO], recs[JG]
+    assert a["identified"] and a["reference"] == JG and a["reference_family"] == "google"
+    assert a["estimand"] == "own_family_preference" and a["ci_method"] == selfpref.JUDGE_METHOD
+    t3, t2 = sps.t.ppf(0.975, 3), sps.t.ppf(0.975, 2)
+    assert a["estimate"] == pytest.approx(2.375) and a["se"] == pytest.approx(0.375)
+    assert a["df"] == pytest.approx(3) and a["ci_low"] == pytest.approx(2.375 - t3 * 0.375)
+    assert a["p"] == pytest.approx(2 * sps.t.sf(2.375 / 0.375, 3))
+    assert a["offset_on_own_family"] == pytest.approx((2.5 + 4 + 1.5 + 2) / 4)
+    assert (a["scenarios"], a["items"], a["units"]) == (4, 13, 8)  # 14 items, JA lacks one
+    assert o["identified"] and o["estimate"] == pytest.approx(-2 / 3) and o["se"] == pytest.approx(1 / 6)
+    assert o["ci_high"] == pytest.approx(-2 / 3 + t2 / 6) and o["scenarios_one_side"] == 1
+    assert not g["identified"] and g["why"] == "no_own_family_outputs" and g["estimate"] is None
+    # the pair JA - JO is unchanged by the third judge
+    (pair,) = [p for p in sec["pairs"] if {p["judge_a"], p["judge_b"]} == {JA, JO}]
+    assert pair["estimate"] == pytest.approx(1.5)
+
+
+def test_two_judges_only_the_pair_sum_is_identified() -> None:
+    cfg = _cfg()
+    sec = selfpref.self_preference(_rows(_hand_lines(), cfg), cfg)
+    assert [(r["judge"], r["identified"], r["why"]) for r in sec["judges"]] == [
+        (JA, False, "no_neutral_reference"), (JO, False, "no_neutral_reference")]
+    assert "cannot be told apart" in sec["judges"][0]["explanation"]
+
+
+def test_synth_recovers_each_judges_planted_preference(tmp_path: Path) -> None:
+    """+0.5 planted for JA, 0 for JO, JG neutral (its family writes nothing): the per-judge
+    audit recovers both within their intervals."""
+    model = _planted(judges=(JA, JO, JG), judge_offsets=(0.4, 0.0, -0.2), scenarios=30)
+    doc, truth = _run_synth(model, tmp_path)
+    cells = {(c["variant"], c["judge"]): c["mean"] for c in truth["cells"]}
+    fam = {"v_claude": "anthropic", "v_gpt": "openai", "v_claude2": "anthropic", "v_gpt2": "openai"}
+
+    def true_did(j: str, own: str) -> float:
+        own_v = [v for v in fam if fam[v] == own]
+        other = [v for v in fam if fam[v] != own]
+        d = {v: cells[(v, j)] - cells[(v, JG)] for v in fam}
+        return sum(d[v] for v in own_v) / len(own_v) - sum(d[v] for v in other) / len(other)
+
+    recs = {r["judge"]: r for r in doc["self_preference"]["judges"]}
+    for j, own, planted in ((JA, "anthropic", 0.5), (JO, "openai", 0.0)):
+        r = recs[j]
+        assert r["identified"] and r["reference"] == JG
+        assert r["ci_low"] < true_did(j, own) < r["ci_high"], (j, r["estimate"], true_did(j, own))
+        assert true_did(j, own) == pytest.approx(planted, abs=0.05)
+    assert recs[JA]["ci_low"] > 0  # the planted +0.5 is detected at 30 scenarios
+    assert any(m["name"] == selfpref.JUDGE_METHOD for m in doc["methods"])
+    html = _report_text(tmp_path)
+    assert "separated per judge below" in html and html.count("whose family wrote none of the outputs") == 2
+    fr = _RUNS[tmp_path].frame("self_preference_judges")
+    assert fr.height == 3 and fr.filter(fr["judge"] == JA)["estimate"][0] == recs[JA]["estimate"]

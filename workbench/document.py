@@ -102,7 +102,7 @@ def build(*, head: dict[str, Any], fields: Sequence[str],
         doc["claims"] = schemas.records(claims, schemas.CLAIMS)
     doc["repetition"] = repetition_section(repetition)
     doc["self_preference"] = self_preference if self_preference is not None else {
-        "identified": False, "why": "no_writer", "pairs": []}
+        "identified": False, "why": "no_writer", "pairs": [], "judges": []}
     doc["human"] = human if human is not None else {
         "identified": False, "why": "no_human_labels", "agreement": [], "records": []}
     if harness is not None:

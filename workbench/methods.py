@@ -143,6 +143,14 @@ VOCABULARY: dict[str, Method] = {
         "judges' combined preference",
         "Angrist & Pischke (2009), Mostly Harmless Econometrics, ch. 5; Bell & McCaffrey (2002); "
         "Panickssery, Bowman & Feng (2024), arXiv:2404.13076"),
+    "self_preference_reference_did_cr2_bm": Method(
+        "one judge's own-family preference against a reference judge of a family that wrote none of the "
+        "outputs: within-item score differences judge - reference (trials averaged per scenario x "
+        "variant) contrasted between outputs of the judge's family and of the other families within "
+        "each scenario (difference-in-differences: severity, item difficulty and the reference's own "
+        "leanings removed), mean over scenarios with a CR2 Bell-McCaffrey t interval and test over clusters",
+        "Angrist & Pischke (2009), Mostly Harmless Econometrics, ch. 5; Bell & McCaffrey (2002); "
+        "Panickssery, Bowman & Feng (2024), arXiv:2404.13076"),
     "ppi_mean_cr2_bm": Method(
         "prediction-powered mean of the human's score: the judge's mean over all its items plus the "
         "mean human-minus-judge difference (the rectifier) on the items the human labelled; CR2 "
@@ -236,7 +244,7 @@ def _records(doc: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
                 if isinstance(rec, Mapping):
                     yield name, {"ci_method": rec.get("ci_method")}
     selfp = doc.get("self_preference")
-    for rec in (selfp.get("pairs") or []) if isinstance(selfp, Mapping) else []:
+    for rec in [*(selfp.get("pairs") or []), *(selfp.get("judges") or [])] if isinstance(selfp, Mapping) else []:
         if isinstance(rec, Mapping):
             yield "self_preference", {k: rec.get(k) for k in ("ci_method", "p_method")}
     hum = doc.get("human")

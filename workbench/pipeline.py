@@ -57,12 +57,14 @@ class Analysis:
     """How ingest ran (engine, jobs, scheduler, files): for run.json, never results.json."""
 
     #: frames built from the results document on demand (beside the stage tables)
-    DOCUMENT_FRAMES = ("ledger", "rows", "board", "methods", "self_preference", "human", "length_slopes")
+    DOCUMENT_FRAMES = ("ledger", "rows", "board", "methods", "self_preference", "self_preference_judges", "human",
+                       "length_slopes")
 
     #: the judge diagnostics' record lists in the results document, by frame name
     #: (section, list): one row per record, list values joined by ", " (a frame of no record
     #: when the run has no such section)
-    DIAGNOSTIC_FRAMES = {"self_preference": ("self_preference", "pairs"), "human": ("human", "records"),
+    DIAGNOSTIC_FRAMES = {"self_preference": ("self_preference", "pairs"),
+                         "self_preference_judges": ("self_preference", "judges"), "human": ("human", "records"),
                          "length_slopes": ("length", "slopes")}
 
     def frame_names(self) -> list[str]:
@@ -74,6 +76,7 @@ class Analysis:
         (``census``, ``scorecard``, ``judge_offsets`` ...), or ``ledger`` (one row per bucket:
         lines), ``rows`` (the row table), ``board`` (:meth:`board`), ``methods`` (every method
         the run used), the judge diagnostics ``self_preference`` (one row per judge pair),
+        ``self_preference_judges`` (per judge, against a reference judge of a non-writing family),
         ``human`` (per judge x variant: judge-only, human-only and prediction-powered means) and
         ``length_slopes`` (per judge, the slope of score on log answer length). A typo gets a
         "did you mean"."""

@@ -55,6 +55,8 @@ from .scorecard import cell_rows
 
 METHOD = "self_preference_did_cr2_bm"
 ESTIMAND = "combined_own_family_preference"
+JUDGE_METHOD = "self_preference_reference_did_cr2_bm"
+JUDGE_ESTIMAND = "own_family_preference"
 
 REASONS: dict[str, str] = {
     "no_writer": "no writer is configured (config writer: a field path or variant -> writer model)",
@@ -69,6 +71,19 @@ REASONS: dict[str, str] = {
     "writer_families_not_within_scenario": "no scenario holds shared items of both writer families",
 }
 """Why a self-preference is not identified (``why``), by name."""
+
+JUDGE_REASONS: dict[str, str] = {
+    "no_own_family_outputs": "no output of the judge's own family was scored",
+    "no_neutral_reference": "no other judge is of a family that wrote none of the outputs: with only "
+                            "the writing families' judges, one judge's preference for its own family and "
+                            "the other's for theirs add up (the pair's combined figure) and cannot be told "
+                            "apart; a judge of a third family that wrote nothing would separate them",
+    "no_shared_items": "the judge and the reference judge scored no output in common",
+    "one_side_only": "the outputs both scored were all of the judge's own family, or none was",
+    "families_not_within_scenario": "no scenario holds shared outputs of both the judge's family and "
+                                    "another family",
+}
+"""Why one judge's own-family preference is not identified (``judges[].why``), by name."""
 
 _PREFIX = re.compile(r"[a-z]+")
 
@@ -141,7 +156,7 @@ def self_preference(rows: pl.DataFrame, cfg: Config) -> dict[str, Any]:
         "cluster": cfg.cluster_name,
         "writer": (cfg.raw.get("writer") if cfg.writer_field is not None or cfg.writer_map is not None
                    else None),
-        "families": [], "pairs": [], "identified": False, "why": None, "explanation": None,
+        "families": [], "pairs": [], "judges": [], "identified": False, "why": None, "explanation": None,
     }
 
     def stop(why: str, text: str | None = None) -> dict[str, Any]:
@@ -178,7 +193,9 @@ def self_preference(rows: pl.DataFrame, cfg: Config) -> dict[str, Any]:
     for ja, jb in itertools.combinations(judges, 2):
         if jf[ja] != jf[jb]:
             sec["pairs"].append(_pair(scored, cfg, ja, jb, jf[ja], jf[jb]))
-    sec["method"] = METHOD if any(p["identified"] for p in sec["pairs"]) else None
+    sec["judges"] = _judges(scored, cfg, judges, jf)
+    sec["method"] = METHOD if any(p["identified"] for p in sec["pairs"]) else (
+        JUDGE_METHOD if any(j["identified"] for j in sec["judges"]) else None)
     sec["identified"] = any(p["identified"] for p in sec["pairs"])
     if not sec["identified"]:
         whys = sorted({p["why"] for p in sec["pairs"]})
@@ -230,34 +247,124 @@ def _pair(scored: pl.DataFrame, cfg: Config, ja: str, jb: str, fa: str, fb: str)
             f"every output both {ja} and {jb} scored was written by a {only}-family model: their "
             f"offset there is judge severity plus {own}'s own-family preference, and without "
             f"outputs of the other family the two cannot be separated"))
-    units = both.group_by("scenario", "variant", "wfam").agg(
-        pl.col("d").mean().alias("dbar"), pl.len().alias("n"), pl.col("_cluster").first())
-    per = units.group_by("scenario", "wfam").agg(pl.col("dbar").mean(), pl.col("n").sum(),
-                                                 pl.col("_cluster").first())
-    wide_a = per.filter(pl.col("wfam") == fa).select("scenario", pl.col("dbar").alias("da"),
-                                                     pl.col("n").alias("na"), "_cluster")
-    wide_b = per.filter(pl.col("wfam") == fb).select("scenario", pl.col("dbar").alias("db"),
-                                                     pl.col("n").alias("nb"))
-    sc = wide_a.join(wide_b, on="scenario", how="inner").sort("scenario")
-    scen_any = int(per["scenario"].n_unique())
-    rec["scenarios_one_family"] = scen_any - sc.height
-    if sc.height == 0:
+    res = _did(both.rename({"wfam": "side"}), fa, fb, cfg.confidence)
+    if res is None:
+        rec["scenarios_one_family"] = int(both["scenario"].n_unique())
         return no("writer_families_not_within_scenario", (
             f"{ja} and {jb} share outputs of both {fa} and {fb} writers, but never within one "
             "scenario: a contrast between families would also be a contrast between scenarios"))
-    kept = both.join(sc.select("scenario"), on="scenario", how="semi")
-    da, db = sc["da"].to_numpy(), sc["db"].to_numpy()
-    c = da - db
-    ci = stats.cluster_mean_cr2(c, np.asarray(sc["_cluster"].to_list(), dtype=object), cfg.confidence)
+    ci = res["ci"]
+    rec["scenarios_one_family"] = res["scenarios_one_side"]
     rec.update({
         "identified": True, "estimate": ci.estimate, "ci_low": ci.ci_low, "ci_high": ci.ci_high,
         "ci_method": METHOD if ci.ci_low is not None else None, "p": ci.p_value,
         "p_method": METHOD if ci.p_value is not None else None, "se": ci.se, "df": ci.df,
-        "offset_on_family_a": float(da.mean()), "offset_on_family_b": float(db.mean()),
-        "items": int(kept.height), "items_family_a": int(sc["na"].sum()), "items_family_b": int(sc["nb"].sum()),
-        "units": int(units.join(sc.select("scenario"), on="scenario", how="semi").height),
-        "scenarios": int(sc.height), "clusters": int(ci.clusters),
+        "offset_on_family_a": res["offset_a"], "offset_on_family_b": res["offset_b"],
+        "items": res["items"], "items_family_a": res["items_a"], "items_family_b": res["items_b"],
+        "units": res["units"], "scenarios": res["scenarios"], "clusters": int(ci.clusters),
         "explanation": (f"{ja} and {jb}'s combined own-family preference ({ja} for {fa} writers plus "
                         f"{jb} for {fb} writers; with two judges the two are not separately identified)"),
+    })
+    return rec
+
+
+def _did(both: pl.DataFrame, side_a: str, side_b: str, confidence: float) -> dict[str, Any] | None:
+    """The per-scenario difference-in-differences of ``both`` (columns scenario, variant,
+    ``side``, ``_cluster``, ``d``): trials averaged per (scenario, variant, side) unit, units
+    averaged per (scenario, side), c_s = side_a - side_b in scenarios holding both, and
+    :func:`workbench.stats.cluster_mean_cr2` of the c_s. None when no scenario holds both."""
+    units = both.group_by("scenario", "variant", "side").agg(
+        pl.col("d").mean().alias("dbar"), pl.len().alias("n"), pl.col("_cluster").first())
+    per = units.group_by("scenario", "side").agg(pl.col("dbar").mean(), pl.col("n").sum(),
+                                                 pl.col("_cluster").first())
+    wide_a = per.filter(pl.col("side") == side_a).select("scenario", pl.col("dbar").alias("da"),
+                                                         pl.col("n").alias("na"), "_cluster")
+    wide_b = per.filter(pl.col("side") == side_b).select("scenario", pl.col("dbar").alias("db"),
+                                                         pl.col("n").alias("nb"))
+    sc = wide_a.join(wide_b, on="scenario", how="inner").sort("scenario")
+    if sc.height == 0:
+        return None
+    da, db = sc["da"].to_numpy(), sc["db"].to_numpy()
+    ci = stats.cluster_mean_cr2(da - db, np.asarray(sc["_cluster"].to_list(), dtype=object), confidence)
+    kept = both.join(sc.select("scenario"), on="scenario", how="semi")
+    return {"ci": ci, "offset_a": float(da.mean()), "offset_b": float(db.mean()), "items": int(kept.height),
+            "items_a": int(sc["na"].sum()), "items_b": int(sc["nb"].sum()),
+            "units": int(units.join(sc.select("scenario"), on="scenario", how="semi").height),
+            "scenarios": int(sc.height), "scenarios_one_side": int(per["scenario"].n_unique()) - sc.height}
+
+
+def _judges(scored: pl.DataFrame, cfg: Config, judges: list[str], jf: dict[str, str]) -> list[dict[str, Any]]:
+    """results.json ``self_preference.judges``: per judge J (family F), its own-family
+    preference b_J against each reference judge R whose family wrote none of the outputs
+    (neutral): d = score_J - score_R on outputs both scored, contrasted between F-written and
+    other-family-written outputs within scenario (the estimator of the pairs, with R's bias
+    the same on both sides):
+
+        E[c_s] = (sev_J + b_J - sev_R) - (sev_J - sev_R) = b_J
+
+    One record per (judge, reference); a judge with no neutral reference gets one record
+    saying why (``no_neutral_reference``: with only the writing families' judges, only the
+    pairs' sums b_a + b_b are identified)."""
+    writer_fams = set(scored["wfam"].drop_nulls().unique().to_list())
+    out: list[dict[str, Any]] = []
+    for j in judges:
+        fj = jf[j]
+        base: dict[str, Any] = {
+            "judge": j, "family": fj, "reference": None, "reference_family": None, "field": cfg.headline,
+            "estimand": JUDGE_ESTIMAND, "identified": False, "why": None, "explanation": None,
+            "estimate": None, "ci_low": None, "ci_high": None, "ci_method": None, "p": None, "p_method": None,
+            "se": None, "df": None, "confidence": cfg.confidence, "offset_on_own_family": None,
+            "offset_on_other_families": None, "items": 0, "items_own_family": 0, "items_other_families": 0,
+            "units": 0, "scenarios": 0, "scenarios_one_side": 0, "clusters": 0, "cluster": cfg.cluster_name,
+        }
+        if fj not in writer_fams:
+            out.append({**base, "why": "no_own_family_outputs", "explanation": (
+                f"no output written by a {fj}-family model was scored, so {j}'s preference for its own "
+                "family has nothing to show on")})
+            continue
+        refs = [r for r in judges if r != j and jf[r] not in writer_fams]
+        if not refs:
+            out.append({**base, "why": "no_neutral_reference",
+                        "explanation": f"{j}: {JUDGE_REASONS['no_neutral_reference']}"})
+            continue
+        for r in refs:
+            out.append(_judge_record(scored, cfg, dict(base), j, r, fj, jf[r]))
+    return out
+
+
+def _judge_record(scored: pl.DataFrame, cfg: Config, rec: dict[str, Any], j: str, r: str, fj: str,
+                  fr: str) -> dict[str, Any]:
+    rec.update({"reference": r, "reference_family": fr})
+    a = scored.filter(pl.col("judge") == j).select("scenario", "variant", "trial", "wfam", "_cluster", "x")
+    b = scored.filter(pl.col("judge") == r).select("scenario", "variant", "trial", pl.col("x").alias("xr"))
+    both = a.join(b, on=["scenario", "variant", "trial"], how="inner").with_columns(
+        (pl.col("x") - pl.col("xr")).alias("d"),
+        pl.when(pl.col("wfam") == fj).then(pl.lit("own")).otherwise(pl.lit("other")).alias("side"))
+    if both.height == 0:
+        rec.update(why="no_shared_items", explanation=f"{j} and the reference judge {r} scored no output in common")
+        return rec
+    if both["side"].n_unique() < 2:
+        only = "its own family's" if both["side"][0] == "own" else "other families'"
+        rec.update(why="one_side_only", explanation=(
+            f"every output {j} and the reference {r} both scored was {only}: the contrast between its own "
+            "family and the others needs both"))
+        return rec
+    res = _did(both, "own", "other", cfg.confidence)
+    if res is None:
+        rec.update(why="families_not_within_scenario", explanation=(
+            f"{j} and {r} share outputs of {fj} writers and of other writers, but never within one scenario"))
+        return rec
+    ci = res["ci"]
+    rec.update({
+        "identified": True, "estimate": ci.estimate, "ci_low": ci.ci_low, "ci_high": ci.ci_high,
+        "ci_method": JUDGE_METHOD if ci.ci_low is not None else None, "p": ci.p_value,
+        "p_method": JUDGE_METHOD if ci.p_value is not None else None, "se": ci.se, "df": ci.df,
+        "offset_on_own_family": res["offset_a"], "offset_on_other_families": res["offset_b"],
+        "items": res["items"], "items_own_family": res["items_a"], "items_other_families": res["items_b"],
+        "units": res["units"], "scenarios": res["scenarios"], "scenarios_one_side": res["scenarios_one_side"],
+        "clusters": int(ci.clusters),
+        "explanation": (f"{j}'s own preference for {fj}-written outputs, measured against {r} ({fr}), whose "
+                        "family wrote none of them: severity and item difficulty removed, and the "
+                        "reference's own preferences do not enter"),
     })
     return rec

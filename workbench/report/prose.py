@@ -220,8 +220,8 @@ def _lead_offsets(r: Report) -> str:
 
 def self_preference_sentences(r: Report) -> list[str]:
     """One plain sentence per judge pair of different families on own-family preference
-    (results.json ``self_preference``), the families guessed from names first; nothing when
-    no writer is configured."""
+    (results.json ``self_preference``), then one per judge measured against a neutral reference
+    judge, the families guessed from names first; nothing when no writer is configured."""
     sec = r.doc.get("self_preference") or {}
     if sec.get("why") == "no_writer" or not sec:
         return []
@@ -236,6 +236,8 @@ def self_preference_sentences(r: Report) -> list[str]:
     if not sec.get("pairs"):
         out.append(f"Self-preference is not estimated ({sec.get('why')}): {sec.get('explanation')}.")
     conf = f"{float(sec.get('confidence') or 0.95):.0%}"
+    judges = sec.get("judges") or []
+    separated = any(j["identified"] for j in judges)
     for p in sec.get("pairs") or []:
         a, b, fa, fb = p["judge_a"], p["judge_b"], p["family_a"], p["family_b"]
         if not p["identified"]:
@@ -248,9 +250,22 @@ def self_preference_sentences(r: Report) -> list[str]:
             f"{_points(r)} against {b} on {fa}-written outputs and {signed(p['offset_on_family_b'])} on "
             f"{fb}-written ones: a combined own-family preference of {signed(est)} "
             f"{interval(p['ci_low'], p['ci_high'], sign=True)} ({conf}, {p_is(p['p'])}), judge severity "
-            f"removed; with two judges it is {a}'s preference for {fa} plus {b}'s for {fb}, which this "
-            "design cannot separate."
+            f"removed; it is {a}'s preference for {fa} plus {b}'s for {fb}, "
+            + ("separated per judge below." if separated else "which this design cannot separate.")
         )
+    for j in judges:
+        if j["identified"]:
+            out.append(
+                f"Against {j['reference']} ({j['reference_family']}), whose family wrote none of the outputs, "
+                f"{j['judge']} ({j['family']}) scores outputs of its own family {signed(j['estimate'])} "
+                f"{_points(r)} {interval(j['ci_low'], j['ci_high'], sign=True)} ({conf}, {p_is(j['p'])}) "
+                f"higher, relative to other families' outputs, than the reference does: its own-family "
+                f"preference, on {j['items']} outputs in {j['scenarios']} "
+                f"{'scenario' if j['scenarios'] == 1 else 'scenarios'}."
+            )
+        elif j["why"] not in ("no_own_family_outputs", "no_neutral_reference"):
+            out.append(f"{j['judge']}'s own-family preference against {j['reference']} cannot be estimated "
+                       f"({j['why']}): {j['explanation']}.")
     return out
 
 
