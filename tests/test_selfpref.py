@@ -113,7 +113,8 @@ def test_writer_from_a_row_field() -> None:
 
 @pytest.mark.parametrize("case, why", [
     ("no_writer", "no_writer"), ("one_judge", "one_judge"), ("same_family", "judges_one_family"),
-    ("crosswise", "crosswise"), ("one_writer_family", "judges_not_crossing_writers"),
+    ("crosswise", "crosswise"), ("self_graded", "self_graded"), ("one_writer_family", "judges_not_crossing_writers"),
+    ("reference_pair", "one_side_only"),
     ("split_scenarios", "writer_families_not_within_scenario"),
 ])
 def test_not_identified_says_why(case: str, why: str) -> None:
@@ -127,7 +128,11 @@ def test_not_identified_says_why(case: str, why: str) -> None:
         over["families"] = {JA: "one", JO: "one"}
     elif case == "crosswise":  # A scores only openai writers, O only anthropic ones
         lines = [x for x in lines if (x["judge"] == JA) == (x["variant"] == "v_gpt")]
-    elif case == "one_writer_family":
+    elif case == "self_graded":  # A scores only anthropic writers, O only openai ones
+        lines = [x for x in lines if (x["judge"] == JA) == (x["variant"] == "v_claude")]
+    elif case == "one_writer_family":  # claude outputs exist, but only JA scored them
+        lines = [x for x in lines if x["variant"] == "v_gpt" or x["judge"] == JA]
+    elif case == "reference_pair":  # only gpt outputs: JA's family wrote nothing
         lines = [x for x in lines if x["variant"] == "v_gpt"]
     else:  # v_claude only in s1, s2; v_gpt only in s3, s4
         lines = [x for x in lines if (x["variant"] == "v_claude") == (x["scenario"] in ("s1", "s2"))]
@@ -136,7 +141,7 @@ def test_not_identified_says_why(case: str, why: str) -> None:
     assert not sec["identified"] and sec["why"] == why and sec["method"] is None
     assert sec["explanation"]
     for rec in sec["pairs"]:
-        assert rec["estimate"] is None and rec["why"] == why
+        assert rec["estimate"] is None and rec["why"] == ("reference_pair" if case == "reference_pair" else why)
     if case == "crosswise":
         assert "confounded" in sec["explanation"] and "severity" in sec["explanation"]
 

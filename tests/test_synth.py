@@ -136,6 +136,42 @@ def test_selftest_fails_when_the_instrument_is_blind(monkeypatch, capsys) -> Non
     assert "selftest FAILED" in out
 
 
+def _ppi_without_rectifier(predictions, clusters, rectifiers, rectifier_clusters, confidence=0.95):
+    return stats.cluster_mean_cr2(predictions, clusters, confidence)  # the judge's mean, uncorrected
+
+
+def _slope_zero(y, x, fe, clusters, confidence=0.95):
+    return 0.0, 0.05, 2.0, int(clusters.max()) + 1  # a length diagnostic that sees nothing
+
+
+def _selfpref_vs_writing_judge(scored, cfg, judges, jf):
+    # the reference taken from a writing family (openai/judge's is anthropic/judge): the pair's
+    # sum +0.5 reported as openai/judge's own figure
+    from workbench import selfpref
+
+    base = {"identified": False, "why": None, "estimate": None, "ci_low": None, "ci_high": None}
+    return [selfpref._judge_record(scored, cfg, dict(base, judge=j, family=jf[j]), j,
+                                   next(r for r in judges if r != j and jf[r] != jf[j]), jf[j],
+                                   jf[next(r for r in judges if r != j and jf[r] != jf[j])])
+            for j in judges]
+
+
+@pytest.mark.parametrize("target, attr, fake, failing", [
+    ("stats", "ppi_mean_cr2", _ppi_without_rectifier,
+     "FAIL  judge_biases: the prediction-powered mean of the lenient anthropic/judge covers"),
+    ("length", "within_slope", _slope_zero, "FAIL  judge_biases: anthropic/judge's planted length slope"),
+    ("selfpref", "_judges", _selfpref_vs_writing_judge,
+     "FAIL  judge_biases: openai/judge's own-family preference covers its truth"),
+])
+def test_selftest_fails_when_a_judge_diagnostic_is_blind(monkeypatch, capsys, target, attr, fake, failing) -> None:
+    """Each judge diagnostic has a known-bad case the self-test catches when the estimator breaks."""
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module(f"workbench.{target}"), attr, fake)
+    assert cli.main(["selftest"]) == 1
+    assert failing in capsys.readouterr().out
+
+
 def test_selftest_console_script_passes() -> None:
     exe = Path(sys.executable).with_name("workbench")
     if not exe.exists():

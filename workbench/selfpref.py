@@ -36,8 +36,9 @@ Where the design cannot identify it, the record carries ``identified: false`` an
 (a name from :data:`REASONS`) with a sentence instead of a number: no writer configured, one
 judge, judges all of one family, the crosswise assignment (each judge scored only the other
 family's writers: judge and writer family vary together, so self-preference and severity
-are confounded), no shared items, shared items of one writer family only (judges not crossing
-writers), or the two families never within one scenario.
+are confounded), its mirror ``self_graded`` (each judge scored only its own family's writers,
+vitals' default of a solver grading itself), no shared items, shared items of one writer
+family only (judges not crossing writers), or the two families never within one scenario.
 """
 
 from __future__ import annotations
@@ -65,6 +66,10 @@ REASONS: dict[str, str] = {
     "judges_one_family": "every judge is of one family",
     "crosswise": "each judge scored only the other family's writers: self-preference and judge "
                  "severity are confounded",
+    "self_graded": "each judge scored only its own family's writers: self-preference, judge severity and "
+                   "the writers' quality are confounded",
+    "reference_pair": "one judge's family wrote none of the outputs: it is the neutral reference of the "
+                      "per-judge figures (self_preference.judges), not one side of a pair",
     "no_shared_items": "the two judges scored no item of either family's writers in common",
     "judges_not_crossing_writers": "the items both judges scored were written by one of the two "
                                    "families only",
@@ -190,21 +195,26 @@ def self_preference(rows: pl.DataFrame, cfg: Config) -> dict[str, Any]:
                             .alias("wfam"))
               .group_by("scenario", "variant", "trial", "judge")
               .agg(pl.col("x").mean(), pl.col("wfam").first(), pl.col("_cluster").first()))
+    writer_fams = set(scored["wfam"].drop_nulls().unique().to_list())
     for ja, jb in itertools.combinations(judges, 2):
         if jf[ja] != jf[jb]:
-            sec["pairs"].append(_pair(scored, cfg, ja, jb, jf[ja], jf[jb]))
+            sec["pairs"].append(_pair(scored, cfg, ja, jb, jf[ja], jf[jb], writer_fams))
     sec["judges"] = _judges(scored, cfg, judges, jf)
     sec["method"] = METHOD if any(p["identified"] for p in sec["pairs"]) else (
         JUDGE_METHOD if any(j["identified"] for j in sec["judges"]) else None)
-    sec["identified"] = any(p["identified"] for p in sec["pairs"])
+    sec["identified"] = (any(p["identified"] for p in sec["pairs"])
+                         or any(j["identified"] for j in sec["judges"]))
     if not sec["identified"]:
-        whys = sorted({p["why"] for p in sec["pairs"]})
+        told = [p for p in sec["pairs"] if p["why"] != "reference_pair"] or [
+            j for j in sec["judges"] if j["why"] != "no_own_family_outputs"] or sec["pairs"]
+        whys = sorted({p["why"] for p in told})
         sec["why"] = whys[0] if len(whys) == 1 else "not_identified_for_any_pair"
-        sec["explanation"] = "; ".join(p["explanation"] for p in sec["pairs"])
+        sec["explanation"] = "; ".join(dict.fromkeys(p["explanation"] for p in told))
     return sec
 
 
-def _pair(scored: pl.DataFrame, cfg: Config, ja: str, jb: str, fa: str, fb: str) -> dict[str, Any]:
+def _pair(scored: pl.DataFrame, cfg: Config, ja: str, jb: str, fa: str, fb: str,
+          writer_fams: set[str] | None = None) -> dict[str, Any]:
     """One pair's record: the DiD of ``ja - jb`` between writer families ``fa`` and ``fb``."""
     rec: dict[str, Any] = {
         "judge_a": ja, "judge_b": jb, "family_a": fa, "family_b": fb, "field": cfg.headline,
@@ -224,6 +234,18 @@ def _pair(scored: pl.DataFrame, cfg: Config, ja: str, jb: str, fa: str, fb: str)
         rec["why"], rec["explanation"] = why, text
         return rec
 
+    if writer_fams is not None and (fa in writer_fams) != (fb in writer_fams):
+        ref, fam = (jb, fb) if fa in writer_fams else (ja, fa)
+        return no("reference_pair", (
+            f"{ref}'s family ({fam}) wrote none of the outputs, so the pair has no combined preference to "
+            f"measure: {ref} is instead the neutral reference of the per-judge figures"))
+    if fa in wa and fb not in wa and fb in wb and fa not in wb:
+        return no("self_graded", (
+            f"{ja} ({fa}) scored only {fa}-family writers and {jb} ({fb}) only {fb}-family writers (each "
+            "judge grading its own family's outputs, as a harness that lets each model grade itself does): "
+            "no output was scored by both, so a judge's own-family preference, its severity and its "
+            "writers' quality all move together and none can be told from the others; have both judges "
+            "score the same outputs of both families"))
     if fa not in wa and fb in wa and fb not in wb and fa in wb:
         return no("crosswise", (
             f"{ja} ({fa}) scored only {fb}-family writers and {jb} ({fb}) only {fa}-family writers, so "

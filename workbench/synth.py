@@ -706,6 +706,28 @@ SCENARIOS: dict[str, Model] = {
         item_failure_rate=0.2, claims="zero",
         analysis_config={"min_valid_n": 10, "min_clusters": 3, "equivalence_margin": 1.0},
     ),
+    # the judge diagnostics: three judges of three families, two of which write the outputs;
+    # anthropic/judge prefers its own family's writing (+0.5), is lenient (+0.8 against a human's
+    # truth) and rewards length (0.8 per log character); openai/judge is unbiased on all three;
+    # google/judge (its family writes nothing) is the neutral reference; a human labels 25 %
+    "judge_biases": Model(
+        scenarios=30, variants=("claude_v", "gpt_v", "claude_v2", "gpt_v2"), variant_effects=(0.0, 0.3, -0.2, 0.1),
+        judges=("anthropic/judge", "openai/judge", "google/judge"), judge_offsets=(0.8, 0.0, -0.2), trials=3,
+        mu=5.5, missing_rates=0.1,
+        writers={"claude_v": "anthropic", "gpt_v": "openai", "claude_v2": "anthropic", "gpt_v2": "openai"},
+        self_preference={"anthropic/judge": 0.5}, length_slopes={"anthropic/judge": 0.8}, human_rate=0.25,
+        analysis_config={"min_valid_n": 20, "min_clusters": 3},
+    ),
+    # the post-mortem's first pass: each judge scored only the other family's outputs
+    # (crosswise), so self-preference and judge severity are confounded
+    "crosswise": Model(
+        scenarios=12, variants=("claude_v", "gpt_v"), variant_effects=(0.0, 0.0),
+        judges=("anthropic/judge", "openai/judge"), judge_offsets=(0.3, 0.0), trials=3, mu=6.0,
+        writers={"claude_v": "anthropic", "gpt_v": "openai"}, self_preference={"anthropic/judge": 0.5},
+        missing_rates={"anthropic/judge": {"claude_v": 1.0, "gpt_v": 0.05},
+                       "openai/judge": {"claude_v": 0.05, "gpt_v": 1.0}},
+        analysis_config={"min_valid_n": 10, "min_clusters": 3},
+    ),
 }
 
 

@@ -241,7 +241,9 @@ def self_preference_sentences(r: Report) -> list[str]:
     for p in sec.get("pairs") or []:
         a, b, fa, fb = p["judge_a"], p["judge_b"], p["family_a"], p["family_b"]
         if not p["identified"]:
-            out.append(f"Self-preference of {a} and {b} cannot be estimated ({p['why']}): {p['explanation']}.")
+            if p["why"] != "reference_pair":  # said by the per-judge sentences
+                out.append(f"Self-preference of {a} and {b} cannot be estimated ({p['why']}): "
+                           f"{p['explanation']}.")
             continue
         est = p["estimate"]
         out.append(
