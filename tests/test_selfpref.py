@@ -274,5 +274,9 @@ def test_synth_recovers_each_judges_planted_preference(tmp_path: Path) -> None:
     assert any(m["name"] == selfpref.JUDGE_METHOD for m in doc["methods"])
     html = _report_text(tmp_path)
     assert "separated per judge below" in html and html.count("whose family wrote none of the outputs") == 2
+    from workbench import terminal
+
+    text = terminal.judges_text(doc)  # the terminal says what the report says
+    assert text is not None and text.count("has an own-family preference of") == 2
     fr = _RUNS[tmp_path].frame("self_preference_judges")
     assert fr.height == 3 and fr.filter(fr["judge"] == JA)["estimate"][0] == recs[JA]["estimate"]

@@ -345,3 +345,11 @@ def test_length_slopes_write_answer_chars(tmp_path) -> None:
     assert [r["judge"] for r in truth_doc["length"]] == ["judge-a", "judge-b"]
     with pytest.raises(ConfigError):
         synth.Model(length_slopes={"nobody": 0.5})
+
+
+def test_synth_help_names_every_built_in_scenario(capsys) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["synth", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for name in synth.SCENARIOS:
+        assert name in text, name

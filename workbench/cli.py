@@ -213,7 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("synth", help="write planted-truth judge rows, plan, truth.json (the simulator)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.add_argument("--seed", type=int, default=0, help="simulation seed (same seed, same bytes)")
-    p.add_argument("--scenario", metavar="NAME", help="a built-in scenario: clean, silent_zero, item_failures")
+    p.add_argument("--scenario", metavar="NAME",
+                   help="a built-in scenario: clean, silent_zero, item_failures, judge_biases, crosswise")
     p.add_argument("--config", metavar="FILE", help="YAML of generating-model knobs")
 
     p = sub.add_parser("selftest", help="run the built-in known-good/known-bad scenarios; exit 1 on a miss")

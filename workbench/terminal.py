@@ -445,6 +445,15 @@ def length_text(doc: dict[str, Any]) -> str | None:
     return "\n".join(lines) if lines else None
 
 
+def judges_text(doc: dict[str, Any]) -> str | None:
+    """Self-preference and judge-versus-human sentences (results.json ``self_preference`` and
+    ``human``), the report's own words, or None when neither applies."""
+    from .report.prose import human_lines, self_preference_lines
+
+    lines = [safe(x) for x in [*self_preference_lines(doc), *human_lines(doc)]]
+    return "\n".join(lines) if lines else None
+
+
 def print_analysis(analysis: Any, file: Any = None) -> None:
     """Print ledger, census and (when present) the pooled headline scorecard."""
     f = file or sys.stdout
@@ -455,7 +464,7 @@ def print_analysis(analysis: Any, file: Any = None) -> None:
     blocks = [board_text(doc), ledger_text(doc), malformed_text(doc),
               "\n".join(safe(f"warning: {w}") for w in warn) if warn else None,
               plan_text(doc), census_text(doc), conflicts_text(doc), provenance_text(doc), scorecard_text(doc),
-              harness_text(doc), length_text(doc)]
+              harness_text(doc), length_text(doc), judges_text(doc)]
     if doc.get("claims") is not None:
         blocks.append(claims_text(doc["claims"], analysis.config.confidence))
     if doc.get("published_check") is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from .. import plots
 from .formats import _plural, _series, interval, num, p_is, pct, signed
@@ -34,7 +35,11 @@ def leads(r: Report) -> dict[str, str]:
 
 
 def _points(r: Report) -> str:
-    unit = r.doc.get("value_unit") or "rubric points"
+    return _points_doc(r.doc)
+
+
+def _points_doc(doc: Mapping[str, object]) -> str:
+    unit = str(doc.get("value_unit") or "rubric points")
     if unit == "percent":
         return "percentage points"
     return "points" if unit == "rubric points" else f"(in {unit})"
@@ -219,10 +224,15 @@ def _lead_offsets(r: Report) -> str:
 
 
 def self_preference_sentences(r: Report) -> list[str]:
+    return self_preference_lines(r.doc)
+
+
+def self_preference_lines(doc: Mapping[str, Any]) -> list[str]:
     """One plain sentence per judge pair of different families on own-family preference
     (results.json ``self_preference``), then one per judge measured against a neutral reference
-    judge, the families guessed from names first; nothing when no writer is configured."""
-    sec = r.doc.get("self_preference") or {}
+    judge, the families guessed from names first; nothing when no writer is configured (the
+    report's and the terminal's)."""
+    sec = doc.get("self_preference") or {}
     if sec.get("why") == "no_writer" or not sec:
         return []
     out = []
@@ -249,7 +259,7 @@ def self_preference_sentences(r: Report) -> list[str]:
         out.append(
             f"On {p['items']} outputs both {a} ({fa}) and {b} ({fb}) scored, in {p['scenarios']} "
             f"{'scenario' if p['scenarios'] == 1 else 'scenarios'}, {a} scores {signed(p['offset_on_family_a'])} "
-            f"{_points(r)} against {b} on {fa}-written outputs and {signed(p['offset_on_family_b'])} on "
+            f"{_points_doc(doc)} against {b} on {fa}-written outputs and {signed(p['offset_on_family_b'])} on "
             f"{fb}-written ones: a combined own-family preference of {signed(est)} "
             f"{interval(p['ci_low'], p['ci_high'], sign=True)} ({conf}, {p_is(p['p'])}), judge severity "
             f"removed; it is {a}'s preference for {fa} plus {b}'s for {fb}, "
@@ -259,10 +269,10 @@ def self_preference_sentences(r: Report) -> list[str]:
         if j["identified"]:
             out.append(
                 f"Against {j['reference']} ({j['reference_family']}), whose family wrote none of the outputs, "
-                f"{j['judge']} ({j['family']}) scores outputs of its own family {signed(j['estimate'])} "
-                f"{_points(r)} {interval(j['ci_low'], j['ci_high'], sign=True)} ({conf}, {p_is(j['p'])}) "
-                f"higher, relative to other families' outputs, than the reference does: its own-family "
-                f"preference, on {j['items']} outputs in {j['scenarios']} "
+                f"{j['judge']} ({j['family']}) has an own-family preference of {signed(j['estimate'])} "
+                f"{_points_doc(doc)} {interval(j['ci_low'], j['ci_high'], sign=True)} ({conf}, {p_is(j['p'])}): "
+                f"how much more it scores its own family's outputs than other families', beyond what the "
+                f"reference does, on {j['items']} outputs in {j['scenarios']} "
                 f"{'scenario' if j['scenarios'] == 1 else 'scenarios'}."
             )
         elif j["why"] not in ("no_own_family_outputs", "no_neutral_reference"):
@@ -272,9 +282,14 @@ def self_preference_sentences(r: Report) -> list[str]:
 
 
 def human_sentences(r: Report) -> list[str]:
+    return human_lines(r.doc)
+
+
+def human_lines(doc: Mapping[str, Any]) -> list[str]:
     """One plain sentence per judge on its agreement with the human and the prediction-powered
-    means (results.json ``human``); nothing when there are no human labels."""
-    sec = r.doc.get("human") or {}
+    means (results.json ``human``); nothing when there are no human labels (the report's and
+    the terminal's)."""
+    sec = doc.get("human") or {}
     if not sec or sec.get("why") == "no_human_labels":
         return []
     name = sec.get("human_judge") or "the human"
@@ -295,7 +310,7 @@ def human_sentences(r: Report) -> list[str]:
         text = (f"On the {agr['items']} outputs {name} also labelled, {j} gives the same score "
                 f"{pct(agr['exact_agreement'])} of the time (within one point {pct(agr['within_one'])}, "
                 f"quadratic kappa {num(agr['kappa_quadratic'])}) and scores {signed(agr['mean_diff'])} "
-                f"{_points(r)} against {name} on average")
+                f"{_points_doc(doc)} against {name} on average")
         if ppis:
             text += (f"; corrected by {name}'s labels (the prediction-powered mean: {j}'s mean plus the "
                      f"mean {name}-minus-{j} difference on the labelled outputs, {conf}) the variant means are "
