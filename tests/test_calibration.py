@@ -145,3 +145,20 @@ def test_sign_flip_large_sample_form_holds_its_size(result: dict[str, Any]) -> N
     # share condition exists
     dom = by[("dominant", "normal", 50, "asymptotic", 0.05)]
     assert dom["rate"] < 0.02 and by[("dominant", "normal", 50, "monte_carlo", 0.05)]["rate"] > 0.03
+
+
+def test_the_judge_diagnostics_are_measured_at_their_points(result: dict[str, Any]) -> None:
+    """Issue 27: self-preference (a pair and one judge against a neutral reference), the length
+    slope and the PPI mean are in the table at every CI point, on 2x the data sets; the lenient
+    judge's own mean misses the human's truth where the PPI mean covers it."""
+    from workbench import calibrate_judges as cj
+
+    for g, miss, off in cj.CI_POINTS:
+        got = {r["method"]: r for r in result["rows"] if (r["scenarios"], r["missing"], r["offset"]) == (g, miss, off)}
+        assert set(cj.METHODS) <= set(got), (g, miss, off)
+        for m in cj.METHODS:
+            assert got[m]["sets"] + got[m]["undefined"] == cj.sets_for(result["sets_per_point"], quick=True)
+        assert got["ppi_judge_only"]["rate"] < 0.7 and got["ppi_cr2_bm"]["in_band"]
+        if g >= 9:
+            assert got["length_slope_power"]["rate"] > 0.8
+    assert result["judge_sets_per_point"] == 2 * result["sets_per_point"]

@@ -47,7 +47,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ingest", ("ingest", "ingest_*", "engine*", "execute", "ledger", "selection", "clusters")),
     ("reduce", ("reduce*",)),
     ("stages", ("census", "scorecard", "paired", "ranks", "check", "provenance", "names",
-                "harness", "board", "length", "selfpref", "human", "synth", "calibrate", "example")),
+                "harness", "board", "length", "selfpref", "human", "synth", "calibrate*", "example")),
     ("run", ("pipeline", "document", "api", "cliargs", "dask*", "distributed*")),
     ("presentation", ("terminal", "plots", "report", "report.*")),
     ("commands", ("cmd_*", "selftest")),

@@ -29,23 +29,21 @@ from typing import Any
 import numpy as np
 from scipy import stats as _sps
 
-from . import stats
+from . import calibrate_judges, stats
+from .calibrate_grid import (
+    ALPHA,
+    CONFIDENCE,
+    COVERAGE_BAND,
+    FPR_BAND,
+    GRID_MISSING,
+    GRID_OFFSET,
+    POWER_BAND,
+    apply_pattern,
+)
 from .synth import Model, draw, truth
 from .text import csv_cell
 
-CONFIDENCE = 0.95
-ALPHA = 0.05
-COVERAGE_BAND = (0.925, 0.975)
-FPR_BAND = (0.025, 0.075)
-POWER_BAND = (0.75, 0.85)
 GRID_SCENARIOS = (3, 5, 9, 20)
-#: failure patterns: ``row`` (rows at 15 %, rates shifted per scenario, logit sd 0.8), ``item``
-#: (whole items: every judge of a scenario x variant x trial), ``block`` (whole blocks: every
-#: trial of a scenario x variant, independently of the variant), ``scenario`` (row rates that
-#: vary strongly by scenario, logit sd 2) and ``unequal`` (unequal clusters: 1-5 trials per
-#: scenario, rows at 15 %)
-GRID_MISSING = ("row", "item", "block", "scenario", "unequal")
-GRID_OFFSET = ("constant", "varying")
 SETS_FULL = 1000
 PERMUTATIONS = 400
 BOOT = 1000
@@ -124,6 +122,11 @@ METHODS: dict[str, dict[str, Any]] = {
 }
 
 
+#: the methods :func:`run_point` measures; :data:`METHODS` adds the judge diagnostics' rows
+#: (:mod:`workbench.calibrate_judges`, issue 27), measured on their own design
+CORE_METHODS = dict(METHODS)
+METHODS.update(calibrate_judges.METHODS)
+
 #: intervals whose documented band at 3-5 scenarios is 92.5-100 % (conservative, never short)
 SMALL_G_CONSERVATIVE = ("offset_cr2_bm", "contrast_cr2_bm", "cell_cr2_bm", "passk_wilson_cr2_4bm")
 #: the missing-rate interval under whole-block failures at few scenarios: the documented band
@@ -141,21 +144,7 @@ def grid_model(scenarios: int, missing: str, offset: str) -> Model:
     base = Model(scenarios=scenarios, variants=("a", "b"), variant_effects=(0.0, 0.0),
                  judges=("j1", "j2"), judge_offsets=(0.0, 0.0), trials=3, mu=6.0,
                  scenario_sd=0.9, item_sd=0.6, noise_sd=0.7, missing_scenario_sd=0.8)
-    if missing == "row":
-        base = replace(base, missing_rates=0.15)
-    elif missing == "item":
-        base = replace(base, missing_rates=0.03, item_failure_rate=0.12)
-    elif missing == "block":
-        base = replace(base, missing_rates=0.03, block_failure_rate=0.15)
-    elif missing == "scenario":
-        base = replace(base, missing_rates=0.15, missing_scenario_sd=2.0)
-    elif missing == "unequal":
-        base = replace(base, missing_rates=0.15, trials=5, trials_min=1)
-    else:
-        raise ValueError(f"unknown failure pattern {missing!r}")
-    if offset == "varying":
-        base = replace(base, judge_offset_sd=0.5, variant_scenario_sd=0.3)
-    return base
+    return apply_pattern(base, missing, offset)
 
 
 def _labels(codes: np.ndarray) -> np.ndarray:
@@ -348,11 +337,11 @@ def run_point(scenarios: int, missing: str, offset: str, sets: int, seed: int = 
     point_seed = stats.derive_seed(seed, scenarios, missing, offset) % (2**32)
     d = draw(model, np.random.default_rng(point_seed), sets)
     pk_truth = pass_k_truth(model, (point_seed + 7) % (2**32))
-    hits: dict[str, list[bool]] = {k: [] for k in METHODS}
-    undefined: dict[str, int] = {k: 0 for k in METHODS}
+    hits: dict[str, list[bool]] = {k: [] for k in CORE_METHODS}
+    undefined: dict[str, int] = {k: 0 for k in CORE_METHODS}
     for i in range(sets):
         res = _one_set(d["score"][i], d["valid"][i], tr, (point_seed + i) % (2**32), d["present"][i], pk_truth)
-        for k in METHODS:
+        for k in CORE_METHODS:
             if k not in res:
                 continue
             if res[k] is None:
@@ -360,7 +349,7 @@ def run_point(scenarios: int, missing: str, offset: str, sets: int, seed: int = 
             else:
                 hits[k].append(bool(res[k]))
     rows = []
-    for k, meta in METHODS.items():
+    for k, meta in CORE_METHODS.items():
         h = hits[k]
         n = len(h)
         rate = float(np.mean(h)) if n else None
@@ -636,10 +625,12 @@ def _run(sets: int | None, quick: bool, seed: int) -> dict[str, Any]:
     points = CI_POINTS if quick else [(g, m, o) for g in GRID_SCENARIOS for m in GRID_MISSING for o in GRID_OFFSET]
     for g, miss, off in points:
         rows.extend(run_point(g, miss, off, n, seed))
+    rows.extend(calibrate_judges.run(n, seed, quick=quick, confidence=CONFIDENCE))
     power = power_check(sets=n, seed=seed)
     rates = rate_check(sets=n, seed=seed)
     flips = sign_flip_check(sets=n, seed=seed, clusters=SIGN_FLIP_CI_CLUSTERS if quick else SIGN_FLIP_CLUSTERS)
-    return {"rates_many_per_scenario": rates, "sets_per_point": n, "confidence": CONFIDENCE, "alpha": ALPHA,
+    return {"rates_many_per_scenario": rates, "sets_per_point": n,
+            "judge_sets_per_point": calibrate_judges.sets_for(n, quick), "confidence": CONFIDENCE, "alpha": ALPHA,
             "sign_flip": flips, "sign_flip_resamples": SIGN_FLIP_RESAMPLES,
             "seed": seed,
             "permutations": PERMUTATIONS, "bootstrap_resamples": BOOT, "coverage_band": list(COVERAGE_BAND),
@@ -776,7 +767,8 @@ def summary_table(result: dict[str, Any]) -> str:
                 cells.append(f"{100 * rates[0]:.1f}")
             else:
                 cells.append(f"{100 * min(rates):.1f}-{100 * max(rates):.1f}")
-        label = f"{meta['what']}: `{m}`" + ("" if meta["kind"] == "coverage" else " (false positives)")
+        label = f"{meta['what']}: `{m}`" + {"coverage": "", "fpr": " (false positives)",
+                                             "power": " (power)"}[meta["kind"]]
         lines.append(f"| {label} | {meta['status']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
