@@ -74,7 +74,9 @@ def _run_on_pty(args: list[str], cwd: Path) -> tuple[int, bytes]:
     env.pop("CI", None)
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from workbench.cli import main; "
                              "sys.exit(main(sys.argv[1:]))", *args],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, cwd=cwd, env=env)
+                            # stdout is not read here: a pipe would fill (a scorecard of 1,400
+                            # cells) and block the child while this loop waits on the pty
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave, cwd=cwd, env=env)
     os.close(slave)
     chunks = []
     deadline = time.monotonic() + 300
@@ -128,3 +130,21 @@ def test_quiet_or_piped_writes_no_progress(tmp_path: Path) -> None:
                                           "overall": 4 + s % 3}) for s in range(12)) + "\n", encoding="utf-8")
     code, raw = _run_on_pty(["analyze", str(path), "--out", str(tmp_path / "out"), "--quiet"], tmp_path)
     assert code == 0 and raw == b"", raw
+
+
+def test_a_long_bootstrap_pass_and_the_writing_stage_show_on_a_terminal(tmp_path: Path) -> None:
+    """Issue 28 (5,000 variants printed nothing for most of a minute): a scorecard bootstrap of
+    thousands of cells draws its own bar (columns drawn, then intervals read), blanked when it
+    ends, and writing the outputs is a stage line of its own."""
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(json.dumps({"scenario": f"s{s}", "variant": f"v{v:03d}", "trial": 1, "judge": j,
+                                          "overall": 1 + (v * 3 + s + len(j)) % 10})
+                              for v in range(700) for s in range(2) for j in ("j1", "j2")) + "\n",
+                    encoding="utf-8")
+    code, raw = _run_on_pty(["analyze", str(path), "--out", str(tmp_path / "out"), "--resamples", "200"], tmp_path)
+    assert code in (0, 1), raw.decode("utf-8", "replace")
+    assert b"bootstrap intervals" in raw and b" steps" in raw, raw[-400:]
+    shown = [ln for ln in screen(raw) if ln]
+    assert not any("bootstrap intervals" in ln for ln in shown), shown  # blanked, not left behind
+    assert any(re.fullmatch(r"workbench: writing results\.json and rows\.parquet \(\d+\.\d s\)", ln)
+               for ln in shown), shown

@@ -250,11 +250,12 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     check_input_files(args)
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
+    stage = terminal.stage_printer(not args.quiet)
     analysis = pipeline.run(args.inputs, cfg, plan=args.plan, published=args.published,
-                            claims=args.claims, progress=progress,
-                            on_stage=terminal.stage_printer(not args.quiet), execution=execution)
+                            claims=args.claims, progress=progress, on_stage=stage, execution=execution)
     progress(None)
     out = Path(args.out)
+    stage("writing results.json and rows.parquet")
     paths = write_outputs(analysis, out, argv=args.argv)
     if not args.quiet:
         terminal.print_analysis(analysis)

@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     t0 = time.monotonic()
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
+    stage = terminal.stage_printer(not args.quiet)
     _say(args.quiet, f"analysing {count(cliargs.count_inputs(args), 'input')}")
     analysis = pipeline.run(
         args.inputs,
@@ -76,10 +77,11 @@ def run(args: argparse.Namespace) -> int:
         published=args.published,
         claims=args.claims,
         progress=progress,
-        on_stage=terminal.stage_printer(not args.quiet),
+        on_stage=stage,
         execution=execution,
     )
     progress(None)
+    stage("writing results.json and rows.parquet")
     cliargs.write_outputs(analysis, out, argv=getattr(args, "argv", sys.argv))
     _say(
         args.quiet, f"analysis done in {time.monotonic() - t0:.1f}s; rendering the report notebook"

@@ -376,6 +376,9 @@ def run(
                                           n_scenarios=sum(s is not None for s in view.levels("scenario")))
              if view.usable else JointBootstrap.for_rows(rows, cfg))
     head["clustering"] = clusters.record(cfg, joint.n_scenarios or 0, len(joint.scenarios))
+    make_bar = getattr(on_stage, "bar", None)
+    if make_bar is not None:  # a long pass (thousands of cells) shows its progress on a terminal
+        joint.progress_bar = lambda label, total: make_bar(label, total, unit=" steps")
     unit = "scenarios" if cfg.cluster is None else f"clusters ({cfg.cluster_name})"
     stage(f"scorecard (joint cluster bootstrap, {joint.resamples} resamples over "
           f"{len(joint.scenarios)} {unit})")

@@ -109,8 +109,8 @@ class StagePrinter:
 
         print(f"workbench: {safe(text)} ({time.perf_counter() - self.start:.1f} s)", file=sys.stderr, flush=True)
 
-    def bar(self, label: str, total: int) -> Callable[[int | None], None]:
-        return progress_bar(label, total=total, unit=" pairs")
+    def bar(self, label: str, total: int, unit: str = " pairs") -> Callable[[int | None], None]:
+        return progress_bar(label, total=total, unit=unit)
 
 
 def stage_printer(enabled: bool = True) -> Callable[[str], None]:
