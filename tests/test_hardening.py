@@ -89,12 +89,128 @@ def test_rerun_into_own_output_is_fine_and_stale_report_goes(good: str, tmp_path
     assert not [p for p in os.listdir(d) if p.startswith(".wb-tmp-")]
 
 
+def _full_disk(*_a, **_k):
+    raise OSError(28, "No space left on device")
+
+
+def _first_report(good: str, d: Path) -> dict[str, str]:
+    """An analyze run then a hand-made report beside it, as a report run leaves the folder."""
+    assert run_cli(["analyze", good, "--out", str(d), *FAST]).code == 0
+    manifest = json.loads((d / "run.json").read_text(encoding="utf-8"))
+    (d / "figures").mkdir()
+    for name, text in (("report.html", "old page"), ("report.ipynb", "{}"), ("figures/scorecard.png", "png")):
+        (d / name).write_text(text, encoding="utf-8")
+        manifest["workbench_outputs"]["files"].append(name)
+    (d / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return snapshot(d)
+
+
+def test_a_full_disk_during_analyze_leaves_the_folder_as_it_was(good: str, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28: results.json was replaced before rows.parquet failed (new results beside old
+    rows) and the previous report was already deleted."""
+    import polars as pl
+
+    d = tmp_path / "out"
+    before = _first_report(good, d)
+    other = write_jsonl(tmp_path / "other.jsonl", rows(n_scen=9))
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", _full_disk)
+    o = run_cli(["analyze", other, "--out", str(d), *FAST])
+    assert o.code == 2 and o.traceback is None, o.err
+    assert "No space left on device" in o.err and o.err.count("\n") == 1, o.err
+    assert snapshot(d) == before
+    assert sorted(os.listdir(d)) == ["figures", "report.html", "report.ipynb", "results.json", "rows.parquet",
+                                     "run.json"]
+    # and a run that succeeds replaces the lot: no report of the older results is left
+    monkeypatch.undo()
+    assert run_cli(["analyze", other, "--out", str(d), "--no-gate", *FAST]).code == 0
+    assert sorted(os.listdir(d)) == ["results.json", "rows.parquet", "run.json"]
+    assert json.loads((d / "results.json").read_text(encoding="utf-8"))["ledger"]["lines"] == 18
+
+
+@pytest.mark.parametrize("failure", ["disk", "signal"])
+def test_a_report_that_fails_midway_leaves_the_folder_as_it_was(good: str, tmp_path: Path, failure: str,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28: a full disk during ``report`` left report.ipynb and figures beside the new
+    results with no HTML. The render here writes what a kernel writes before the disk fills
+    (a figure, the notebook's temporary, the notebook), then fails."""
+    from workbench import cli, report
+
+    d = tmp_path / "out"
+    before = _first_report(good, d)
+    other = write_jsonl(tmp_path / "other.jsonl", rows(n_scen=9))
+    nb_home = tmp_path / "tmp"
+    nb_home.mkdir()
+    monkeypatch.setenv("TMPDIR", str(nb_home))
+    monkeypatch.setattr("tempfile.tempdir", None)
+
+    def render(out, params, **_k):
+        out = Path(out)
+        (out / "figures" / "census.png").write_bytes(b"new")
+        (out / "figures" / "scorecard.png").write_bytes(b"new")
+        (out / f".wb-tmp-{os.getpid()}-report.ipynb").write_text("partial", encoding="utf-8")
+        (out / "report.ipynb").write_text("new, failed", encoding="utf-8")
+        if failure == "signal":
+            raise cli.Terminated(15)
+        from workbench.errors import WorkbenchError
+
+        raise WorkbenchError(f"report notebook failed in cell 30: OSError: [Errno 28] No space left on device "
+                             f"(see {out / 'report.ipynb'})")
+
+    monkeypatch.setattr(report, "render", render)
+    o = run_cli(["report", other, "--out", str(d), *FAST])
+    assert o.traceback is None, o.traceback
+    assert snapshot(d) == before, sorted(set(snapshot(d)) ^ set(before))
+    assert not [n for n in os.listdir(d) if n.startswith(".wb-tmp-")]
+    if failure == "signal":
+        assert o.code == 128 + 15 and "stopped by SIGTERM" in o.err, o.err
+        return
+    assert o.code == 2 and o.err.count("\n") == 1, o.err
+    assert f"{d} was left as it was before this run" in o.err, o.err
+    kept = [p for p in nb_home.iterdir() if p.name.startswith("workbench-failed-report-")]
+    assert len(kept) == 1 and (kept[0] / "report.ipynb").read_text(encoding="utf-8") == "new, failed"
+    assert str(kept[0] / "report.ipynb") in o.err and f"(see {d}" not in o.err
+
+
+def test_a_failed_first_report_leaves_no_folder(good: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench import report
+
+    monkeypatch.setattr(report, "render", _full_disk)
+    d = tmp_path / "new" / "out"
+    o = run_cli(["report", good, "--out", str(d), *FAST])
+    assert o.code == 2 and o.traceback is None and "No space left on device" in o.err, o.err
+    assert not d.exists()
+
+
+def test_users_files_beside_a_failed_run_are_untouched(good: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench import report
+
+    d = tmp_path / "out"
+    before = _first_report(good, d)
+    (d / "notes.txt").write_text("mine", encoding="utf-8")
+    (d / "figures" / "notes.txt").write_text("mine too", encoding="utf-8")
+    before = snapshot(d)
+    monkeypatch.setattr(report, "render", _full_disk)
+    o = run_cli(["report", good, "--out", str(d), "--overwrite", *FAST])
+    assert o.code == 2 and o.traceback is None, o.err
+    assert snapshot(d) == before
+    monkeypatch.undo()
+    assert run_cli(["analyze", good, "--out", str(d), "--overwrite", *FAST]).code == 0
+    assert (d / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert (d / "figures" / "notes.txt").read_text(encoding="utf-8") == "mine too"
+    assert not (d / "figures" / "scorecard.png").exists() and not (d / "report.html").exists()
+
+
 @pytest.mark.parametrize("link", ["figures", "figures/scorecard.png", "results.json", "report.html"])
-def test_no_write_through_a_link_under_out(good: str, tmp_path: Path, link: str) -> None:
+def test_no_write_through_a_link_under_out(good: str, tmp_path: Path, link: str,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 28: a symlink inside an output folder the workbench owns (figures/, a figure, a
     result file) used to be followed: report wrote its 8 figures wherever figures/ pointed."""
     d = tmp_path / "out"
     assert run_cli(["analyze", good, "--out", str(d), *FAST]).code == 0
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # a failed notebook is kept in a temporary folder
+    monkeypatch.setattr("tempfile.tempdir", None)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     target = elsewhere if link == "figures" else elsewhere / "victim"
@@ -521,9 +637,35 @@ def test_sigterm_during_the_report_leaves_nothing_partial(tmp_path: Path) -> Non
     err = "".join(seen) + err
     assert p.returncode == 128 + signal.SIGTERM, err
     assert "Traceback" not in err and err.rstrip().splitlines()[-1].startswith("workbench: stopped by SIGTERM")
-    left = sorted(os.listdir(out))
-    assert "report.ipynb" not in left and not [n for n in left if n.startswith(".wb-tmp-")], left
+    # the folder is left as before the run: this run created it, so it is gone (no results
+    # without their report, no partial report.ipynb, no temporary)
+    assert not out.exists(), sorted(os.listdir(out))
     assert not [n for n in os.listdir(tmpdir) if n.startswith("workbench-rows-")], os.listdir(tmpdir)
+
+
+@pytest.mark.slow
+def test_a_real_report_whose_writes_fail_leaves_the_folder_as_it_was(good: str, tmp_path: Path) -> None:
+    """Issue 28, with a real kernel: a file-size limit of 1 MB (as a full disk: results.json
+    and the figures fit, the growing report.ipynb does not) used to leave new results and 8
+    figures beside no report.html, exit 2."""
+    import resource
+
+    root = Path(__file__).resolve().parents[1]
+    d = tmp_path / "out"
+    before = _first_report(good, d)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, 1_000_000))
+
+    env = {**os.environ, "TMPDIR": str(tmp_path), "NO_COLOR": "1", "PYTHONPATH": str(root)}
+    p = subprocess.run([sys.executable, "-c", "import sys; from workbench.cli import main; sys.exit(main())",
+                        "report", str(root / "data/example/judge_rows.jsonl"), "--config",
+                        str(root / "data/example/config.yaml"), "--resamples", "200", "--no-gate", "--out", str(d),
+                        "-q"], env=env, capture_output=True, text=True, preexec_fn=limit, timeout=300)
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert "File too large" in p.stderr and f"{d} was left as it was before this run" in p.stderr, p.stderr
+    assert snapshot(d) == before, sorted(set(snapshot(d)) ^ set(before))
 
 
 def test_ctrl_c_at_the_start_is_one_line(tmp_path: Path) -> None:

@@ -192,28 +192,29 @@ def execution_from_args(args: argparse.Namespace) -> Any:
 
 def write_outputs(analysis: Any, out: Path, argv: Sequence[str] | None = None) -> dict[str, Path]:
     """Write results.json, rows.parquet and run.json into ``out`` (each to a temporary name,
-    then moved into place); the previous run's other own files there are removed first."""
+    then moved into place) as one :class:`workbench.outdir.Staged` unit: a failure midway (a
+    full disk) leaves the folder as it was; on success the previous run's other own files
+    there (a report of older results) are gone."""
     import os
     import platform
     import time
 
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        outdir.remove_stale(out, keep=outdir.ANALYSIS_FILES)
-        res = outdir.write_atomic(out / "results.json", results.dumps(analysis.doc))
-        rows = out / "rows.parquet"
-        tmp = out / f"{outdir.TMP_PREFIX}{os.getpid()}-rows.parquet"
-        try:
-            analysis.rows.write_parquet(tmp)
-            os.replace(tmp, rows)
-        finally:
-            tmp.unlink(missing_ok=True)
-        run = {"argv": list(argv or []), "host": platform.node(), "python": platform.python_version(),
-               "finished_unix": time.time()}
-        execution = getattr(analysis, "execution", None)
-        if execution is not None:  # how ingest ran: here, not in results.json (same results either way)
-            run["execution"] = execution
-        outdir.record(out, outdir.ANALYSIS_FILES, run)
+        with outdir.staged(out, outdir.ANALYSIS_FILES):
+            res = outdir.write_atomic(out / "results.json", results.dumps(analysis.doc))
+            rows = out / "rows.parquet"
+            tmp = out / f"{outdir.TMP_PREFIX}{os.getpid()}-rows.parquet"
+            try:
+                analysis.rows.write_parquet(tmp)
+                os.replace(tmp, rows)
+            finally:
+                tmp.unlink(missing_ok=True)
+            run = {"argv": list(argv or []), "host": platform.node(), "python": platform.python_version(),
+                   "finished_unix": time.time()}
+            execution = getattr(analysis, "execution", None)
+            if execution is not None:  # how ingest ran: here, not in results.json (same results either way)
+                run["execution"] = execution
+            outdir.record(out, outdir.ANALYSIS_FILES, run)
     except OSError as exc:
         raise WorkbenchError(f"{out}: cannot write outputs: {exc.strerror or exc}") from exc
     return {"results": res, "rows": rows}

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import cliargs, outdir, report, terminal
+from .errors import WorkbenchError
 from .text import count, gate_summary
 
 
@@ -58,6 +59,26 @@ def _say(quiet: bool, text: str) -> None:
         print(f"workbench: {terminal.safe(text)}", file=sys.stderr, flush=True)
 
 
+def _kept_failure(out: Path, message: str) -> str:
+    """The error of a report that did not render, for a folder about to be put back as it was:
+    a failed notebook (its traceback in it) is moved out of ``out`` into a new temporary folder
+    and the message points there."""
+    import shutil
+    import tempfile
+
+    nb = out / "report.ipynb"
+    where = ""
+    if nb.is_file() and not nb.is_symlink():
+        try:
+            keep = Path(tempfile.mkdtemp(prefix="workbench-failed-report-")) / "report.ipynb"
+            shutil.move(str(nb), keep)
+            where = f"; the failed notebook, with its traceback, is {keep}"
+            message = message.replace(f"(see {nb})", "").rstrip()
+        except OSError:
+            pass
+    return f"{message}; {out} was left as it was before this run{where}"
+
+
 def run(args: argparse.Namespace) -> int:
     """Analyze, write outputs, render the report; return the gate's exit code."""
     from . import pipeline
@@ -81,25 +102,34 @@ def run(args: argparse.Namespace) -> int:
         execution=execution,
     )
     progress(None)
-    stage("writing results.json and rows.parquet")
-    cliargs.write_outputs(analysis, out, argv=getattr(args, "argv", sys.argv))
-    _say(
-        args.quiet, f"analysis done in {time.monotonic() - t0:.1f}s; rendering the report notebook"
-    )
-    # The notebook's kernel computes the analysis again (its provenance section compares it
-    # with the results.json just written): keep only what is needed after rendering, so the
-    # row table is not held here while the kernel holds its own (two copies at once).
-    code = cliargs.gate_exit(analysis, args.no_gate)
-    gate = analysis.doc["gate"]
-    del analysis
-    import gc
+    # one unit: a full disk, a failing cell or a signal while writing or rendering leaves the
+    # folder exactly as before the run (outdir.Staged), never new results beside no report
+    with outdir.staged(out, (*outdir.ANALYSIS_FILES, *outdir.REPORT_FILES, outdir.FIGURES)):
+        stage("writing results.json and rows.parquet")
+        cliargs.write_outputs(analysis, out, argv=getattr(args, "argv", sys.argv))
+        _say(
+            args.quiet, f"analysis done in {time.monotonic() - t0:.1f}s; rendering the report notebook"
+        )
+        # The notebook's kernel computes the analysis again (its provenance section compares it
+        # with the results.json just written): keep only what is needed after rendering, so the
+        # row table is not held here while the kernel holds its own (two copies at once).
+        code = cliargs.gate_exit(analysis, args.no_gate)
+        gate = analysis.doc["gate"]
+        del analysis
+        import gc
 
-    gc.collect()
-    params = parameters(args)
-    params["command_line"] = command_line(args)
-    show_bar = not args.quiet and sys.stderr.isatty()
-    paths = report.render(out, params, progress=show_bar)
-    outdir.add_files(out, [*outdir.REPORT_FILES, *outdir.figure_files(out)])
+        gc.collect()
+        params = parameters(args)
+        params["command_line"] = command_line(args)
+        show_bar = not args.quiet and sys.stderr.isatty()
+        try:
+            paths = report.render(out, params, progress=show_bar)
+            outdir.add_files(out, [*outdir.REPORT_FILES, *outdir.figure_files(out)])
+        except OSError as exc:  # the manifest could not be updated (a full disk)
+            raise WorkbenchError(f"{out}: cannot write outputs: {exc.strerror or exc}; "
+                                 f"{out} was left as it was before this run") from exc
+        except WorkbenchError as exc:
+            raise WorkbenchError(_kept_failure(out, str(exc))) from exc
     _say(args.quiet, f"report done in {time.monotonic() - t0:.1f}s")
     print(terminal.safe(paths["html"]))
     if code != cliargs.EXIT_OK:

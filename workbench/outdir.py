@@ -12,10 +12,11 @@ Rules (checked by :func:`prepare` before any analysis runs):
 * the directory must be writable, which is tried before the analysis, not after it.
 
 Files are written to a temporary name in the same directory and moved into place
-(:func:`write_atomic`), so a crash never leaves half a file. When a run starts writing, the
-previous run's files that it will not rewrite (a stale ``report.html`` beside a new
-``results.json``) are removed first, so an old report never sits beside new results as if
-it were current.
+(:func:`write_atomic`), so a crash never leaves half a file. A run's writes are one unit
+(:class:`Staged`): the previous run's files are set aside by rename when it starts writing
+and deleted when it has finished, or put back when it fails (a full disk, a failing notebook
+cell, Ctrl-C, SIGTERM), so the folder holds either the whole new run or exactly the old one,
+and an old report never sits beside new results as if it were current.
 """
 
 from __future__ import annotations
@@ -49,6 +50,15 @@ def _listing(out: Path) -> list[str]:
         rel = Path(root).relative_to(out)
         for name in sorted(files):
             found.append((rel / name).as_posix())
+    return found
+
+
+def _folders(out: Path) -> set[str]:
+    """Every real folder under ``out`` (links not followed) as a POSIX path relative to it."""
+    found = set()
+    for root, dirs, _ in os.walk(out):
+        rel = Path(root).relative_to(out)
+        found |= {(rel / d).as_posix() for d in dirs if not (Path(root) / d).is_symlink()}
     return found
 
 
@@ -93,7 +103,8 @@ def prepare(out: str | Path, inputs: Iterable[str | None], overwrite: bool = Fal
     check_targets(out, writes, flag)
     if out.is_dir():
         lock(out, flag)
-        present = [p for p in _listing(out) if not Path(p).name.startswith(TMP_PREFIX)]
+        present = [p for p in _listing(out)
+                   if not Path(p).name.startswith(TMP_PREFIX) and not p.split("/", 1)[0].startswith(TMP_PREFIX)]
         own = own_files(out, manifest) or set()
         own |= set(also_own)
         foreign = [p for p in present if p not in own]
@@ -104,6 +115,8 @@ def prepare(out: str | Path, inputs: Iterable[str | None], overwrite: bool = Fal
                 f"write into it anyway (files there named like its outputs are then replaced), "
                 f"or choose a new or empty {flag} directory")
     try:
+        if not out.exists():
+            _CREATED.add(_real(out))
         out.mkdir(parents=True, exist_ok=True)
         lock(out, flag)
         probe = out / f"{TMP_PREFIX}probe-{os.getpid()}"
@@ -144,8 +157,8 @@ def check_targets(out: Path, writes: Sequence[str], flag: str = "--out") -> None
     (or absent); a symbolic link there would send the workbench's files wherever it points."""
     from .text import safe
 
-    entries = [out, *(out / w for w in writes)]
     fig = out / FIGURES
+    entries = [out, *(out / w for w in writes), fig]
     if fig.is_dir() and not fig.is_symlink():
         entries += [fig / name for name in sorted(os.listdir(fig))]
     for entry in entries:
@@ -224,20 +237,139 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
     return p
 
 
-def remove_stale(out: Path, keep: Iterable[str] = (), manifest: str = RUN_MANIFEST) -> None:
-    """Remove the previous run's own files (per its manifest) that this run will not rewrite
-    atomically, so nothing from it looks current; files it did not write are never touched."""
-    own = own_files(out, manifest)
-    if not own:
-        return
-    keep = set(keep)
-    for rel in sorted(own - keep - {manifest}):
-        target = out / rel
+#: output folders inside a :class:`Staged` run in this process (nested stages are one stage)
+_STAGED: set[str] = set()
+#: output folders this process created (:func:`prepare`): a failed run removes them when empty
+_CREATED: set[str] = set()
+
+
+class Staged:
+    """One run's writes into ``out`` as a unit: the folder ends as the whole new run or exactly
+    as it was before (a full disk, a failing notebook cell, Ctrl-C or SIGTERM midway).
+
+    On entry every entry the run will write (``writes``; ``figures`` covers its figure files) and the
+    previous run's own files (its manifest) are moved, by rename (no space needed), into a
+    hidden folder ``.wb-tmp-<pid>-previous`` inside ``out``. The run then writes as usual. On
+    success the hidden folder is deleted (the previous run's files are replaced or, when the
+    new run does not rewrite them, gone, so nothing old sits beside new results as if
+    current); on any exception every file the run created is removed and the previous ones
+    are renamed back, and a folder this run created is removed when it is left empty. Files
+    in ``out`` that are neither the run's names nor the workbench's (``--overwrite``) are
+    never touched. Hold the folder's :func:`lock` first (:func:`prepare` takes it).
+    """
+
+    def __init__(self, out: str | Path, writes: Sequence[str], manifest: str = RUN_MANIFEST):
+        self.out = Path(out)
+        self.writes = tuple(writes)
+        self.manifest = manifest
+        self.key = ""
+        self.backup: Path | None = None
+        self.moved: list[str] = []
+        self.created = False
+        self.before: set[str] = set()
+        self.dirs_before: set[str] = set()
+
+    def __enter__(self) -> Staged:
+        out = self.out
+        self.key = _real(out)
+        if self.key in _STAGED:  # an outer stage holds this folder already
+            self.key = ""
+            return self
         try:
-            if target.is_file() and not target.is_symlink():
-                target.unlink()
-        except OSError:
-            pass
+            self._stage()
+        except OSError as exc:
+            self.rollback()
+            raise WorkbenchError(f"{out}: cannot set the previous run's files aside: {exc.strerror or exc}") from exc
+        _STAGED.add(self.key)
+        return self
+
+    def _stage(self) -> None:
+        out = self.out
+        self.created = not out.exists() or self.key in _CREATED
+        out.mkdir(parents=True, exist_ok=True)
+        present = {p for p in _listing(out) if not p.split("/", 1)[0].startswith(TMP_PREFIX)}
+        names = set(self.writes)
+        # a file named in ``writes``; under a folder named there (figures/) the figure files
+        # it would overwrite (a user's notes.txt in figures/ under --overwrite stays)
+        ours = {p for p in present
+                if p in names or (p.split("/", 1)[0] in names and p.endswith((".png", ".svg")))}
+        ours |= (own_files(out, self.manifest) or set()) & present
+        self.backup = out / f"{TMP_PREFIX}{os.getpid()}-previous"
+        if ours:
+            for rel in sorted(ours):
+                dest = self.backup / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(out / rel, dest)
+                self.moved.append(rel)
+        self.before = {p for p in _listing(out) if not p.split("/", 1)[0].startswith(TMP_PREFIX)}
+        self.dirs_before = _folders(out)
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+        if not self.key:
+            return False
+        _STAGED.discard(self.key)
+        import shutil
+
+        if kind is None:
+            if self.backup is not None and self.backup.exists():
+                shutil.rmtree(self.backup, ignore_errors=True)
+            self._prune_empty()
+            return False
+        self.rollback()
+        return False
+
+    def rollback(self) -> None:
+        """Remove what the run wrote and put the previous run's files back (never raises)."""
+        import shutil
+
+        out = self.out
+        for rel in sorted(set(_listing(out)) - self.before):
+            if rel.split("/", 1)[0].startswith(TMP_PREFIX) and not rel.startswith(f"{TMP_PREFIX}{os.getpid()}-"):
+                continue  # another process's temporary (none while the lock is held)
+            target = out / rel
+            try:
+                if self.backup is not None and (target == self.backup or self.backup in target.parents):
+                    continue
+                if target.is_file() or target.is_symlink():
+                    target.unlink()
+            except OSError:
+                pass
+        for rel in self.moved:
+            assert self.backup is not None
+            dest = out / rel
+            try:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(self.backup / rel, dest)
+            except OSError:
+                pass
+        if self.backup is not None:
+            shutil.rmtree(self.backup, ignore_errors=True)
+        self._prune_empty()
+        for rel in sorted(_folders(out) - self.dirs_before, key=lambda p: -p.count("/")):
+            try:
+                (out / rel).rmdir()  # a folder the run made (figures/), when it is empty again
+            except OSError:
+                pass
+        if self.created:
+            try:
+                out.rmdir()  # only when empty
+            except OSError:
+                pass
+
+    def _prune_empty(self) -> None:
+        """Remove the folders the move left empty (``figures/`` of a report that an analyze run
+        replaced), deepest first; ``out`` itself and folders the run never emptied stay."""
+        parents = {p for rel in self.moved for p in Path(rel).parents if str(p) != "."}
+        for rel in sorted(parents, key=lambda p: -len(p.parts)):
+            try:
+                (self.out / rel).rmdir()  # only when empty
+            except OSError:
+                pass
+
+
+def staged(out: str | Path, writes: Sequence[str], manifest: str = RUN_MANIFEST) -> Staged:
+    """The context manager :class:`Staged` (``with outdir.staged(out, names): write ...``)."""
+    return Staged(out, writes, manifest)
 
 
 def record(out: Path, files: Iterable[str], extra: dict[str, Any] | None = None,
