@@ -339,6 +339,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = terminal.safe(" | ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip()))
         print(f"workbench: {terminal.colour('error', 'bad', sys.stderr)}: {text}", file=sys.stderr)
         return EXIT_INPUT
+    except (MemoryError, ImportError, OSError) as exc:  # numpy's _ArrayMemoryError too
+        if not _out_of_memory(exc):
+            raise
+        import gc
+
+        gc.collect()
+        what = terminal.safe(" ".join(str(exc).split())[:200]) or "an allocation failed"
+        print(f"workbench: {terminal.colour('error', 'bad', sys.stderr)}: out of memory ({what}); the row "
+              "table holds every input line (about 0.1 GB per million rows, docs/scale.md#memory-guidance): "
+              "split the input or run with more memory", file=sys.stderr)
+        return EXIT_INPUT
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)
         return 130
@@ -352,6 +363,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         from . import outdir
 
         outdir.release()
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is the process running out of memory: a MemoryError, an OSError ENOMEM,
+    or a library that could not be loaded for want of address space (a lazy import under
+    ``ulimit -v``: "failed to map segment from shared object")."""
+    import errno
+
+    if isinstance(exc, MemoryError):
+        return True
+    if isinstance(exc, OSError):
+        return exc.errno == errno.ENOMEM
+    text = str(exc)
+    return "failed to map segment" in text or "Cannot allocate memory" in text
 
 
 def _lazy(name: str) -> Any:

@@ -68,7 +68,7 @@ import pyarrow as pa
 
 from .config import KEY_FIELDS, Config, FieldPath
 from .errors import InputError
-from .files import gzip_isize, gzip_over, path_match, path_regex_groups
+from .files import check_lines, gzip_isize, gzip_over, path_match, path_regex_groups
 from .text import composite_key  # noqa: F401 - re-exported: the key spelling lives in text
 
 BLOCK_BYTES = 16 * 1024 * 1024
@@ -412,6 +412,7 @@ def blocks(path: str, limit: int, too_big: Callable[[str, int | str, int], Input
             if size > limit and not gz:
                 raise too_big(path, size, limit)
             if not gz:
+                check_lines(path, limit)  # before a row is read: each line is a row
                 h = hashlib.sha256()
                 while True:
                     ba = bytearray(RESERVE + BLOCK_BYTES)
@@ -428,6 +429,7 @@ def blocks(path: str, limit: int, too_big: Callable[[str, int | str, int], Input
                 raise too_big(path, f"about {isize}", limit)
             if gzip_over(path, limit):  # every member counted before a row is read
                 raise too_big(path, f"more than {limit}", limit)
+            check_lines(path, limit)  # the same count's line feeds (no second pass)
             fh.seek(0)
         except OSError as exc:
             raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc

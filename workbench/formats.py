@@ -125,9 +125,12 @@ def _base_rows(path: str, cfg: Config) -> list[tuple[int, Any, str | None]]:
     fmt = file_format(path, cfg.format)
     if fmt in ("csv", "tsv", "parquet"):
         return _tabular_rows(path, fmt, cfg)
+    from .files import check_lines, max_input_bytes
     from .files import gunzip as _gunzip
     from .files import read_raw as _read_raw
 
+    if fmt != "json-array":
+        check_lines(path, max_input_bytes())  # a JSON-lines file: each line is a row
     data = _read_raw(path)  # the input-size limit
     if path.endswith(".gz"):
         data = _gunzip(data, path)  # every member counted against the same limit

@@ -336,6 +336,10 @@ def read_csv_blocks(path: str, delimiter: str, result: Result, limit: int | None
 
             if gzip_over(path, limit):  # every member counted before a record is read
                 raise too_big(path, f"more than {limit}", limit)
+        if limit is not None:
+            from .files import check_lines
+
+            check_lines(path, limit)  # lines bound the records: refused before one is read
         hashed = io.BufferedReader(_Hashing(raw, path, None, None, digest), 1 << 20)
         binary: Any = hashed
         if gz:
