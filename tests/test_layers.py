@@ -41,7 +41,7 @@ import pytest
 PKG = Path(__file__).resolve().parent.parent / "workbench"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("errors", "text", "numbers", "vocab", "methods", "schemas", "stats", "results", "files",
+    ("foundation", ("errors", "text", "numbers", "vocab", "methods", "schemas", "stats", "stats.*", "results", "files",
                     "outdir")),
     ("config", ("config", "detect", "formats", "tabular")),
     ("ingest", ("ingest", "ingest_*", "engine*", "execute", "ledger", "selection", "clusters")),
@@ -189,3 +189,12 @@ def test_the_checker_sees_every_kind_of_import(tmp_path: Path) -> None:
     found = {t for t, _ in imports("report.probe", src, KNOWN)}
     assert {"cli", "pipeline", "terminal", "cmd_check", "cmd_report", "cmd_batch"} <= found
     assert layer_of("engine_duckdb") == layer_of("ingest") and layer_of("report.tables") == layer_of("terminal")
+
+
+def test_the_statistics_import_nothing_else_of_the_package() -> None:
+    """workbench.stats (one module per family, issue 29) is a leaf of the package: its modules
+    import one another only, so every estimator can be read and tested alone."""
+    outside = [f"{m} imports {t}" for m in KNOWN if m == "stats" or m.startswith("stats.")
+               for t, _ in imports(m, KNOWN[m], KNOWN) if t != "stats" and not t.startswith("stats.")]
+    assert not outside, outside
+    assert {"stats.base", "stats.cr2", "stats.permutation", "stats.bootstrap"} <= set(KNOWN)
