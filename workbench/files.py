@@ -315,16 +315,7 @@ def count_lines(path: str, byte_limit: int, line_limit: int) -> int:
 def max_input_lines() -> int:
     """Most lines accepted in one line-oriented input (JSON lines, CSV, TSV), after
     decompression (:data:`MAX_INPUT_LINES`, or ``WORKBENCH_MAX_INPUT_LINES``)."""
-    text = os.environ.get("WORKBENCH_MAX_INPUT_LINES", "").strip()
-    if not text:
-        return MAX_INPUT_LINES
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ConfigError(f"WORKBENCH_MAX_INPUT_LINES={text!r}: expected a positive number of lines")
-    return value
+    return _env_limit("WORKBENCH_MAX_INPUT_LINES", MAX_INPUT_LINES, "lines")
 
 
 MAX_INPUT_LINES = 50_000_000
@@ -434,15 +425,20 @@ def read_member(path: str, z: Any, info: Any, limit: int) -> bytearray:
 def max_input_bytes() -> int:
     """Largest input file accepted, in bytes after decompression (:data:`MAX_INPUT_BYTES`,
     or the ``WORKBENCH_MAX_INPUT_BYTES`` environment variable)."""
-    text = os.environ.get("WORKBENCH_MAX_INPUT_BYTES", "").strip()
+    return _env_limit("WORKBENCH_MAX_INPUT_BYTES", MAX_INPUT_BYTES, "bytes")
+
+
+def _env_limit(name: str, default: int, unit: str) -> int:
+    """A positive integer limit from the environment variable *name*, else *default*."""
+    text = os.environ.get(name, "").strip()
     if not text:
-        return MAX_INPUT_BYTES
+        return default
     try:
         value = int(text)
     except ValueError:
         value = 0
     if value < 1:
-        raise ConfigError(f"WORKBENCH_MAX_INPUT_BYTES={text!r}: expected a positive number of bytes")
+        raise ConfigError(f"{name}={text!r}: expected a positive number of {unit}")
     return value
 
 

@@ -375,7 +375,8 @@ def run(
     joint = (JointBootstrap.for_scenarios([s for s in view.levels("cluster") if s is not None], cfg,
                                           n_scenarios=sum(s is not None for s in view.levels("scenario")))
              if view.usable else JointBootstrap.for_rows(rows, cfg))
-    head["clustering"] = clusters.record(cfg, joint.n_scenarios or 0, len(joint.scenarios))
+    head["clustering"] = clusters.record(
+        cfg, len(joint.scenarios) if joint.n_scenarios is None else joint.n_scenarios, len(joint.scenarios))
     make_bar = getattr(on_stage, "bar", None)
     if make_bar is not None:  # a long pass (thousands of cells) shows its progress on a terminal
         joint.progress_bar = lambda label, total: make_bar(label, total, unit=" steps")

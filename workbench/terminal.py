@@ -479,7 +479,8 @@ def claims_text(claims: list[dict[str, Any]], confidence: float = 0.95) -> str:
 
     from . import check
 
-    family = max((c.get("verdict_family") or 0 for c in claims), default=0)
+    family = max((c["verdict_family"] for c in claims if c.get("verdict_family") is not None),
+                 default=1)
     out = [f"claims: a - b of valid means with its {100 * confidence:g}% clustered interval "
            "(valid/rows of a vs b)"
            + (f"; each verdict is read on its Holm step-down interval, a family of {family} claims"

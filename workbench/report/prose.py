@@ -245,7 +245,8 @@ def self_preference_lines(doc: Mapping[str, Any]) -> list[str]:
         )
     if not sec.get("pairs"):
         out.append(f"Self-preference is not estimated ({sec.get('why')}): {sec.get('explanation')}.")
-    conf = f"{float(sec.get('confidence') or 0.95):.0%}"
+    level = sec.get("confidence")
+    conf = f"{float(0.95 if level is None else level):.0%}"
     judges = sec.get("judges") or []
     separated = any(j["identified"] for j in judges)
     for p in sec.get("pairs") or []:
@@ -295,7 +296,8 @@ def human_lines(doc: Mapping[str, Any]) -> list[str]:
     name = sec.get("human_judge") or "the human"
     if not sec.get("agreement"):
         return [f"Human labels ({name}) are given, but {sec.get('explanation')}."]
-    conf = f"{float(sec.get('confidence') or 0.95):.0%}"
+    level = sec.get("confidence")
+    conf = f"{float(0.95 if level is None else level):.0%}"
     out = []
     for agr in sec["agreement"]:
         j = agr["judge"]
@@ -364,7 +366,7 @@ def _lead_claims(r: Report) -> str:
             f"{interval(c['ci_low'], c['ci_high'], sign=True)}"
             + (f" (Holm {c['verdict_confidence']:.2%}: "
                f"{interval(c['verdict_ci_low'], c['verdict_ci_high'], sign=True)})"
-               if (c.get("verdict_family") or 0) > 1 else "")
+               if c.get("verdict_family") is not None and c["verdict_family"] > 1 else "")
             + f": {c['verdict'].upper()}"
             for c in bad[:3]
         )
