@@ -75,7 +75,7 @@ bench-smoke: $(STAMP)
 	$(BIN)/python benchmarks/bench_scale.py --smoke $(BENCH_ARGS)
 
 example: $(RUNTIME)
-	$(BIN)/python -m workbench.example data/example
+	$(BIN)/python -m workbench.sim.example data/example
 
 golden: $(STAMP)
 	WORKBENCH_REGENERATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/test_golden.py

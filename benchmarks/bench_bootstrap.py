@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 import workbench as wb
-from workbench import reduce
+from workbench.reduce import sufficient as reduce
 
 
 def main() -> int:

@@ -5,7 +5,7 @@ default format with ~0.1% truncated lines and a few % partial rows, then times, 
 ``--repeat`` runs:
 
 * ``workbench.read_rows`` + ``ledger.count_ledger`` (the real thing: full ledger; JSONL is
-  streamed through the DuckDB engine, ``workbench/engine.py``, on DuckDB's threads);
+  streamed through the DuckDB engine, ``workbench/ingest/engine.py``, on DuckDB's threads);
 * a naive per-line ``json.loads`` loop that only counts parse failures (no buckets);
 * ``polars.scan_ndjson`` on the same file (fails on the first malformed line; reported), and
   on a clean copy of the same rows (no truncated lines), with ``workbench`` on that copy too.
@@ -36,7 +36,7 @@ from typing import Any
 import polars as pl
 
 import workbench
-from workbench.ledger import count_ledger
+from workbench.ingest.ledger import count_ledger
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 SUBS = ("correctness", "completeness", "depth", "citations", "honesty")

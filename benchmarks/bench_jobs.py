@@ -28,7 +28,7 @@ CHILD = """
 import json, sys, time
 t0 = time.perf_counter()
 from workbench import execute, ledger
-from workbench.config import load_config
+from workbench.common.config import load_config
 mode, files = sys.argv[1], sys.argv[2:]
 ex = {"jobs1": execute.Execution(jobs=1), "jobs2": execute.Execution(jobs=2),
       "dask": execute.Execution(engine="dask")}[mode]

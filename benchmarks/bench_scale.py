@@ -39,7 +39,7 @@ Peak RSS is measured two ways, both per child process:
 * ``anon_max``: the peak of the largest process's *anonymous* resident memory (``RssAnon``:
   its own heap, not file pages), sampled at 20 Hz. RSS also counts the pages of files a
   process maps, which the kernel can drop and read again: the row table on disk
-  (``workbench.ingest_spill``) is such a mapping, so under a memory limit what must fit is
+  (``workbench.ingest.spill``) is such a mapping, so under a memory limit what must fit is
   about ``anon_max``, not ``rss_max`` (``benchmarks/memory_cap.py`` shows it).
 * ``rss_tree``: the peak of the *sum* of RSS over the child and its live descendants,
   sampled every 0.1 s with psutil. It matters where processes run at once (the workbench's
@@ -137,7 +137,7 @@ def child_pandas(path: str) -> dict[str, Any]:
 
 def child_ingest(path: str) -> dict[str, Any]:
     import workbench
-    from workbench.ledger import count_ledger
+    from workbench.ingest.ledger import count_ledger
 
     cfg = workbench.load_config()
     rows, _ = workbench.read_rows([path], cfg)
@@ -155,7 +155,12 @@ def child_stages(path: str, out: str, resamples: int | None) -> dict[str, Any]:
 
     t_start = time.perf_counter()
     import workbench  # noqa: F401
-    from workbench import cli, document, ledger, paired, pipeline, stats
+    from workbench import stats
+    from workbench.analysis import paired
+    from workbench.cli import main as cli
+    from workbench.document import build as document
+    from workbench.document import pipeline
+    from workbench.ingest import ledger
 
     t_imported = time.perf_counter()
     timing: dict[str, dict[str, float]] = {}
@@ -201,10 +206,10 @@ def child_stages(path: str, out: str, resamples: int | None) -> dict[str, Any]:
     for name in ("cluster_bootstrap_mean", "cluster_bootstrap_diff"):
         wrap(stats, name, "of which: cluster bootstrap")
     try:  # the joint bootstrap (issue 12): one pass per stage over per-scenario sums
-        from workbench import reduce as _reduce
+        from workbench.reduce import sufficient as _reduce
 
         wrap(_reduce.JointBootstrap, "run", "of which: cluster bootstrap")
-    except ImportError:  # before workbench/reduce.py
+    except ImportError:  # before workbench/reduce/sufficient.py
         pass
     wrap(stats, "contingency_test", "of which: permutation tests")
 
@@ -252,8 +257,9 @@ def child_bootstrap(path: str, resamples: int) -> dict[str, Any]:
     import resource
 
     import workbench as wb
-    from workbench import paired, reduce
-    from workbench import scorecard as sc
+    from workbench.analysis import paired
+    from workbench.analysis import scorecard as sc
+    from workbench.reduce import sufficient as reduce
 
     cfg = wb.load_config(overrides={"bootstrap": {"resamples": resamples, "budget": None}})
     rows, _ = wb.read_rows([path], cfg)
@@ -287,8 +293,8 @@ def child_floor_imports() -> dict[str, Any]:
     """The interpreter and the modules ``workbench analyze`` imports before it reads a byte
     (the CLI, the pipeline and its stages: polars, DuckDB, numpy, scipy.stats)."""
     t0 = time.perf_counter()
-    import workbench.cli  # noqa: F401
-    import workbench.pipeline  # noqa: F401
+    import workbench.cli.main  # noqa: F401
+    import workbench.document.pipeline  # noqa: F401
 
     return {"seconds": time.perf_counter() - t0}
 
@@ -305,7 +311,7 @@ def child_floor_parse(path: str) -> dict[str, Any]:
     import duckdb
 
     import workbench
-    from workbench import engine
+    from workbench.ingest import engine
 
     cfg = workbench.load_config()
     plan = engine.Plan(cfg, [])
@@ -341,7 +347,7 @@ def child_floor_write(rows_parquet: str, out: str) -> dict[str, Any]:
 def _time_check(analysis: Any, cfg: Any, out: Path, record: Any, timing: dict) -> dict[str, Any]:
     """The headline check is not part of a default ``analyze`` (no --published/--claims): time
     it after the run on a printed card and three claims written here, so its cost is known."""
-    from workbench import check
+    from workbench.analysis import check
 
     variants = sorted(set(analysis.rows["variant"].drop_nulls().to_list()))
     card = out / "published_scorecard.csv"
@@ -490,7 +496,7 @@ def gb(n: float | None) -> str:
 
 def workbench_cmd() -> list[str]:
     exe = Path(sys.executable).with_name("workbench")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "workbench.cli"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "workbench.cli.main"]
 
 
 def run_size(rows: int, args: argparse.Namespace, only: set[str], record: dict[str, Any],

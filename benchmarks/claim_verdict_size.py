@@ -6,7 +6,7 @@ up to the ``shrinks`` split). Data per the independent audit of issue 24: scenar
 with ICC 0.47, 3 trials, 2 judges, 15 % of rows missing at random, G scenarios. Each claim's
 difference is the CR2 Bell-McCaffrey t of :func:`workbench.stats.diff_cr2_sides` (what
 ``check_claims`` computes through ``paired.contrast_record``), and its verdict is
-``workbench.check._verdict`` on
+``workbench.analysis.check._verdict`` on
 
 * ``before``: the unadjusted 95 % interval (the verdicts up to issue 24), and
 * ``after``: the Holm step-down interval of :func:`workbench.stats.holm_stepdown_levels`
@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from workbench import stats
-from workbench.check import _verdict
+from workbench.analysis.check import _verdict
 
 ICC, TRIALS, JUDGES, MISSING, CLAIMED, ALPHA = 0.47, 3, 2, 0.15, 0.5, 0.05
 SIGNED = ("holds", "shrinks")  # verdicts that assert the claim's sign

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ENTRY = "import sys; from workbench.cli import main; sys.exit(main())"
+ENTRY = "import sys; from workbench.cli.main import main; sys.exit(main())"
 COMMANDS = {
     "workbench --help": ["--help"],
     "workbench --version": ["--version"],

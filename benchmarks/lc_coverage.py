@@ -1,4 +1,4 @@
-"""Coverage of the length-controlled win rate's interval (workbench.length) by simulation.
+"""Coverage of the length-controlled win rate's interval (workbench.analysis.length) by simulation.
 
 Planted sets from ``tests/length_support.simulate`` (a known GLM: per-instruction difficulty,
 per-model quality and length effect; 200 instructions x 3 models), each estimated with the
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from length_support import THETA, planted_lc, simulate  # noqa: E402
 
-from workbench import length  # noqa: E402
+from workbench.analysis import length  # noqa: E402
 
 
 def coverage(sets: int, resamples: int = 49) -> np.ndarray:

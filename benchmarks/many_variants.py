@@ -61,7 +61,7 @@ def main() -> int:
         write(path, a.variants, a.scenarios)
     out = cache / f"variants_{a.variants}x{a.scenarios}.out"
     t0 = time.perf_counter()
-    code = subprocess.call([sys.executable, "-m", "workbench.cli", "analyze", str(path), "--out", str(out),
+    code = subprocess.call([sys.executable, "-m", "workbench.cli.main", "analyze", str(path), "--out", str(out),
                             "-q", "--overwrite"], stdout=subprocess.DEVNULL,
                            env={**os.environ, "PYTHONPATH": str(HERE.parent)})
     wall = time.perf_counter() - t0

@@ -13,7 +13,7 @@ the judge under the null:
 Per data set: the variant test on all variants, the judge test, and the contrasts'
 confounding flag (the variant test on variants v0 and v1 only), each with the unit ``block``
 (the default since issue 24) and ``trial`` (the unit before), exactly as the pipeline runs
-them (:func:`workbench.census.missingness_units`, :func:`workbench.census.unit_test`).
+them (:func:`workbench.analysis.census.missingness_units`, :func:`workbench.analysis.census.unit_test`).
 Power: the same ``block`` pattern with variant v1's block failure rate raised to 0.30 (a real
 variant effect), and judge B's judgment failure rate raised to 0.15 (a real judge effect).
 
@@ -29,7 +29,7 @@ import sys
 
 import numpy as np
 
-from workbench import census
+from workbench.analysis import census
 
 TRIALS, JUDGES = 3, 2
 

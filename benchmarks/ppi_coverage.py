@@ -1,10 +1,10 @@
 """Coverage of the prediction-powered mean (issue 27, judge versus human), by simulation.
 
-Planted truth (:mod:`workbench.synth`): two judges with offsets +1.0 and -0.5 against the
+Planted truth (:mod:`workbench.sim.synth`): two judges with offsets +1.0 and -0.5 against the
 human's truth (each also varying by scenario, sd 0.3), two variants (effects 0, 0.4), 3 trials,
 mu 5.5, scenario sd 1, item sd 0.6, judge noise sd 0.6, 10 % of judge rows missing at random; a
 human labels 30 % of the items (at random), label = item truth + N(0, 0.5), rounded and
-clipped as a judge's. Each data set goes through :func:`workbench.human.human_section` itself
+clipped as a judge's. Each data set goes through :func:`workbench.analysis.human.human_section` itself
 (the results.json ``human`` records: 2 judges x 2 variants). Coverage of truth.json
 ``human_mean`` (the PPI estimand: the expected human label of the variant) by the 95 %
 intervals: ``ppi`` (:func:`workbench.stats.ppi_mean_cr2`), ``judge`` (the judge-only mean,
@@ -41,7 +41,9 @@ import time
 import numpy as np
 import polars as pl
 
-from workbench import human, load_config, synth
+from workbench import load_config
+from workbench.analysis import human
+from workbench.sim import synth
 
 SEED = 20270227
 VARIANTS = ("baseline", "tuned")

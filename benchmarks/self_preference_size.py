@@ -1,10 +1,10 @@
 """Size and coverage of the self-preference estimate (issue 27), by simulation.
 
-Planted truth (:mod:`workbench.synth`): two judges of different families (``anthropic/j``,
+Planted truth (:mod:`workbench.sim.synth`): two judges of different families (``anthropic/j``,
 ``openai/j``), four variants, two written by each family, 3 trials, a judge severity offset of
 0.4 that also varies by scenario (sd 0.3), scenario sd 1, item sd 0.6, noise sd 0.8, 10 % of
 rows missing at random, variant effects 0, 0.3, -0.2, 0.1. Each data set goes through
-:func:`workbench.selfpref.self_preference` itself (the estimator results.json reports: the
+:func:`workbench.analysis.selfpref.self_preference` itself (the estimator results.json reports: the
 per-scenario difference-in-differences, CR2 t interval over scenarios, 95 %).
 
 * ``null``: no self-preference planted: the share of sets whose p < 0.05 (false positives at
@@ -42,7 +42,9 @@ import time
 import numpy as np
 import polars as pl
 
-from workbench import load_config, selfpref, synth
+from workbench import load_config
+from workbench.analysis import selfpref
+from workbench.sim import synth
 
 JA, JB = "anthropic/j", "openai/j"
 VARIANTS = ("c1", "g1", "c2", "g2")

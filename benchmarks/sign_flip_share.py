@@ -2,7 +2,7 @@
 
     nice -n 19 .venv/bin/python benchmarks/sign_flip_share.py [SETS] [G,G,...]
 
-The null data sets of :func:`workbench.calibrate.sign_flip_check` (same seeds: equal,
+The null data sets of :func:`workbench.sim.calibrate.sign_flip_check` (same seeds: equal,
 unequal and dominant cluster sizes x normal, t3, skewed and integer-rubric differences;
 default 1000 sets at 13, 20, 50, 100, 200, 500, 1000, 2000 clusters, about 5 CPU minutes),
 pooled and binned by the largest cluster's share of sum_g S_g^2 (what the Lindeberg
@@ -18,7 +18,8 @@ import sys
 import numpy as np
 from scipy import stats as sps
 
-from workbench import calibrate, stats
+from workbench import stats
+from workbench.sim import calibrate
 
 sets = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
 gs = [int(x) for x in sys.argv[2].split(",")] if len(sys.argv) > 2 else [13, 20, 50, 100, 200, 500, 1000, 2000]

@@ -19,7 +19,12 @@ import time
 from pathlib import Path
 
 path, out, resamples = sys.argv[1], sys.argv[2], sys.argv[3]
-from workbench import cli, document, ledger, names, paired, pipeline, provenance, ranks, stats  # noqa: E402
+from workbench import stats  # noqa: E402
+from workbench.analysis import names, paired, provenance, ranks  # noqa: E402
+from workbench.cli import main as cli  # noqa: E402
+from workbench.document import build as document  # noqa: E402
+from workbench.document import pipeline  # noqa: E402
+from workbench.ingest import ledger  # noqa: E402
 
 timing = {}
 def rss():
@@ -69,7 +74,7 @@ t0, c0 = time.perf_counter(), time.process_time()
 cli.write_outputs(an, Path(out), argv=args.argv)
 timing["write outputs"] = [time.perf_counter() - t0, time.process_time() - c0, 1, rss()]
 t0, c0 = time.perf_counter(), time.process_time()
-from workbench import terminal  # noqa: E402
+from workbench.cli import terminal  # noqa: E402
 
 with contextlib.redirect_stdout(io.StringIO()):
     terminal.print_analysis(an)

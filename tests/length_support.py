@@ -1,11 +1,11 @@
-"""Planted-truth preference data for :mod:`workbench.length` (a known GLM: per-instruction
+"""Planted-truth preference data for :mod:`workbench.analysis.length` (a known GLM: per-instruction
 difficulty, per-model quality and length effect), and the planted length-controlled win rate."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from workbench import length
+from workbench.analysis import length
 
 THETA = (-2.0, -1.0, 0.3)
 BETA = (-1.5, -0.6, -1.0)

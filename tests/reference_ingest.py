@@ -2,8 +2,8 @@
 
 Every line is decoded on its own with the standard library's ``json`` and every configured
 value is extracted with ordinary Python, one line at a time; nothing is vectorised and DuckDB
-is not involved. The per-line columns it produces are the ones :func:`workbench.ingest.read_file`
-gives, and the shared tail (:func:`workbench.ingest.rows_from_frames`: classification into
+is not involved. The per-line columns it produces are the ones :func:`workbench.ingest.reader.read_file`
+gives, and the shared tail (:func:`workbench.ingest.reader.rows_from_frames`: classification into
 buckets and the repeats across files) turns them into the row table, so a test can compare the
 engine's row table with this one column for column (tests/test_engine_identity.py).
 """
@@ -21,10 +21,10 @@ from typing import Any
 
 import polars as pl
 
-from workbench.config import KEY_FIELDS, Config
-from workbench.errors import InputError
-from workbench.files import path_match, path_regex_groups
-from workbench.ingest import (
+from workbench.common.config import KEY_FIELDS, Config
+from workbench.common.errors import InputError
+from workbench.common.files import path_match, path_regex_groups
+from workbench.ingest.reader import (
     DUPLICATE_KEY,
     LONE_SURROGATE,
     MAX_LINE_BYTES,

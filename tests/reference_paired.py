@@ -1,13 +1,13 @@
 """The paired records as they were computed before the prepared tables: a reference.
 
 Each record filters and sorts the row table in polars with string keys and passes the
-scenario names to the statistics, one record at a time (workbench/paired.py at dd2e2cf, with
+scenario names to the statistics, one record at a time (workbench/analysis/paired.py at dd2e2cf, with
 two orders made canonical: judge pairs sorted by item, then a, then b, where an item has
 several rows of a judge, and a scenario's mean of unit means summed over its units in key
-order by :func:`workbench.paired._mean_by_scenario`). The power inputs are the product's
-:func:`workbench.paired._power_inputs` (arrays in, numbers out), called here with scenario
+order by :func:`workbench.analysis.paired._mean_by_scenario`). The power inputs are the product's
+:func:`workbench.analysis.paired._power_inputs` (arrays in, numbers out), called here with scenario
 names where the product passes codes.
-``workbench.paired`` builds integer-coded tables once and must give the same records, value
+``workbench.analysis.paired`` builds integer-coded tables once and must give the same records, value
 for value (tests/test_paired_identity.py).
 """
 
@@ -19,10 +19,10 @@ import numpy as np
 import polars as pl
 
 from workbench import stats
-from workbench.config import Config
-from workbench.paired import ITEM, UNIT_KEYS, _kappa_labels, _mean_by_scenario, _power_inputs, _valid
-from workbench.reduce import JointBootstrap, bootstrap_resamples, cluster_index
-from workbench.selection import cell_rows, subset_filter
+from workbench.analysis.paired import ITEM, UNIT_KEYS, _kappa_labels, _mean_by_scenario, _power_inputs, _valid
+from workbench.common.config import Config
+from workbench.ingest.selection import cell_rows, subset_filter
+from workbench.reduce.sufficient import JointBootstrap, bootstrap_resamples, cluster_index
 
 
 def _clusters(rows: pl.DataFrame, scenarios: np.ndarray) -> np.ndarray:

@@ -19,10 +19,13 @@ from typing import Any
 
 import pytest
 
-from workbench import check, ingest, pipeline, terminal
-from workbench.config import load_config
-from workbench.errors import ConfigError
-from workbench.formats import output_digest
+from workbench.analysis import check
+from workbench.cli import terminal
+from workbench.common.config import load_config
+from workbench.common.errors import ConfigError
+from workbench.document import pipeline
+from workbench.ingest import reader as ingest
+from workbench.ingest.formats import output_digest
 
 FAST = {"bootstrap": {"resamples": 200}, "min_valid_n": 1, "min_clusters": 1}
 KEY = ("scenario", "variant", "trial", "judge")
@@ -307,7 +310,7 @@ def test_answer_extra_field_names_are_reserved() -> None:
 def test_the_dask_partition_marks_equal_the_local_marks(tmp_path: Path) -> None:
     # the shuffle's partition function alone, on one partition holding every key
     pd = pytest.importorskip("pandas")
-    from workbench import execute
+    from workbench.ingest import execute
 
     recs = default_records(lambda s, score: score - 1 if s % 3 == 0 else score)
     files = [write_jsonl(tmp_path / "a.jsonl", recs[:60] + recs[120:150]),

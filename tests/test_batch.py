@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from test_report import once, write_synthetic
 
-from workbench import cli
-from workbench.cmd_batch import Entry, Outcome, index_html, read_manifest
-from workbench.errors import WorkbenchError
+from workbench.cli import main as cli
+from workbench.cli.batch import Entry, Outcome, index_html, read_manifest
+from workbench.common.errors import WorkbenchError
 
 MANIFEST = """\
 entries:
@@ -148,7 +148,7 @@ def test_bad_manifest_exits_2(tmp_path: Path) -> None:
 def test_entry_status_reads_the_gate_from_the_entry_results(
     tmp_path: Path, code: int, passed: bool, no_gate: bool, status: str
 ) -> None:
-    from workbench.cmd_batch import FAILING, entry_status
+    from workbench.cli.batch import FAILING, entry_status
 
     (tmp_path / "report.html").write_text("<html></html>", encoding="utf-8")
     (tmp_path / "results.json").write_text(json.dumps({"gate": {"passed": passed}}), encoding="utf-8")

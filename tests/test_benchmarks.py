@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import workbench
-from workbench.ledger import count_ledger
+from workbench.ingest.ledger import count_ledger
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 

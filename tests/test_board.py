@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 from test_real_data import files, require_real_data
 
-from workbench import board, pipeline, terminal
-from workbench.config import load_config
+from workbench.analysis import board
+from workbench.cli import terminal
+from workbench.common.config import load_config
+from workbench.document import pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden" / "example_results.json"

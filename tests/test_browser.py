@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from test_report import FAST, XSS, write_synthetic
 
-from workbench import cli
-from workbench.plots import VALID
+from workbench.cli import main as cli
 from workbench.report.figures import DARK_COLORS
+from workbench.report.plots import VALID
 
 pytestmark = pytest.mark.browser
 

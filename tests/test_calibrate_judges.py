@@ -1,7 +1,7 @@
-"""The judge diagnostics' calibration (:mod:`workbench.calibrate_judges`) measures the
+"""The judge diagnostics' calibration (:mod:`workbench.sim.calibrate_judges`) measures the
 estimators results.json reports: on drawn data sets its vectorised cores give the numbers of
-:func:`workbench.selfpref.self_preference`, :func:`workbench.length.answer_slope_records` and
-:func:`workbench.human.human_section` (the pipeline's functions on a row table of the same
+:func:`workbench.analysis.selfpref.self_preference`, :func:`workbench.analysis.length.answer_slope_records` and
+:func:`workbench.analysis.human.human_section` (the pipeline's functions on a row table of the same
 draw), and its truths are the planted ones. The bands themselves are asserted by the slow
 ``tests/test_calibration.py``."""
 
@@ -13,8 +13,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from workbench import calibrate, human, length, load_config, selfpref, synth
-from workbench import calibrate_judges as cj
+from workbench import load_config
+from workbench.analysis import human, length, selfpref
+from workbench.sim import calibrate, synth
+from workbench.sim import calibrate_judges as cj
 
 
 def _frame(m: synth.Model, d: dict[str, np.ndarray], h: dict[str, np.ndarray], k: int) -> pl.DataFrame:

@@ -2,7 +2,7 @@
 the planted truth at 92.5-97.5 %, every headlined test's false-positive rate stays at or below
 nominal + 2.5 points, and a study sized by ``scenarios_needed`` reaches 80 % +- 5 power.
 
-CI runs :data:`workbench.calibrate.CI_POINTS` (6 of the 16 grid points) at 1000 data sets
+CI runs :data:`workbench.sim.calibrate.CI_POINTS` (6 of the 16 grid points) at 1000 data sets
 each (Monte-Carlo SE of a 95 % coverage: 0.7 points); ``workbench calibrate --out DIR`` runs
 the whole grid and writes the table and plot the README quotes. Methods the workbench
 replaced are measured beside ("before") and must still fail where the issue said they fail:
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from workbench import calibrate
+from workbench.sim import calibrate
 
 pytestmark = pytest.mark.slow
 
@@ -151,7 +151,7 @@ def test_the_judge_diagnostics_are_measured_at_their_points(result: dict[str, An
     """Issue 27: self-preference (a pair and one judge against a neutral reference), the length
     slope and the PPI mean are in the table at every CI point, on 2x the data sets; the lenient
     judge's own mean misses the human's truth where the PPI mean covers it."""
-    from workbench import calibrate_judges as cj
+    from workbench.sim import calibrate_judges as cj
 
     for g, miss, off in cj.CI_POINTS:
         got = {r["method"]: r for r in result["rows"] if (r["scenarios"], r["missing"], r["offset"]) == (g, miss, off)}

@@ -1,6 +1,6 @@
 """Printed cells never show an impossible value: a t bound past the scale is shown at the scale's end."""
 
-from workbench.terminal import cell_text
+from workbench.cli.terminal import cell_text
 
 
 def _cell(mean, lo, hi, valid=50, rows=54, absent=3):

@@ -15,8 +15,9 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
-from workbench import apply_plan, load_config, read_rows, schemas
-from workbench.census import census, census_margins, missingness_tests, scale_checks
+from workbench import apply_plan, load_config, read_rows
+from workbench.analysis.census import census, census_margins, missingness_tests, scale_checks
+from workbench.common import schemas
 
 KEYS = ("scenario", "variant", "trial", "judge")
 
@@ -187,7 +188,7 @@ def _clustered_wilson(hand_rows: pl.DataFrame, rec: dict) -> tuple[float, float]
     on n / deff * (z / t_{G-1})^2."""
     import statsmodels.api as sm
 
-    from workbench.census import judgment_units
+    from workbench.analysis.census import judgment_units
 
     u = judgment_units(hand_rows, load_config())
     for k in ("judge", "variant"):
@@ -386,7 +387,7 @@ def test_label_codes_follow_the_order_numpy_and_polars_give_the_strings() -> Non
     """The codes the census and scorecard group by are the codes np.unique gives the labels
     (what every workbench.stats function uses), on text where byte, code point and locale
     orders could part: control characters, combining marks, astral characters, digits."""
-    from workbench import reduce_codes
+    from workbench.reduce import codes as reduce_codes
 
     rng = np.random.default_rng(5)
     vals = [_ODD[i] for i in rng.integers(0, len(_ODD), 400)]
@@ -406,9 +407,9 @@ def test_judgment_units_and_missingness_tests_on_codes_equal_the_string_path() -
     """judgment_units from integer codes is the polars group_by + sort on the four key
     strings; the design tests on integer codes give the result of
     stats.block_permutation_test on the string labels themselves."""
-    from workbench import census as census_mod
     from workbench import stats
-    from workbench.config import KEY_FIELDS
+    from workbench.analysis import census as census_mod
+    from workbench.common.config import KEY_FIELDS
 
     rng = np.random.default_rng(11)
     n = 3000

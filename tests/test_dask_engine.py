@@ -21,7 +21,9 @@ from fuzz_support import run_cli
 from multifile_support import EXPECTED, write_inputs, write_tricky
 from polars.testing import assert_frame_equal
 
-from workbench import count_ledger, execute, ingest, load_config
+from workbench import count_ledger, load_config
+from workbench.ingest import execute
+from workbench.ingest import reader as ingest
 
 distributed = pytest.importorskip("distributed")
 

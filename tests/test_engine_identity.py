@@ -1,4 +1,4 @@
-"""The DuckDB engine (workbench/engine.py) and the plain per-line reference reader
+"""The DuckDB engine (workbench/ingest/engine.py) and the plain per-line reference reader
 (tests/reference_ingest.py) give identical row tables and identical results.json bytes.
 
 Every block goes through the engine here (``ENGINE_MIN_LINES`` 0; in use, blocks of fewer
@@ -21,8 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_ingest import reference_rows
 
-from workbench import InputError, cli, engine, ingest, load_config
-from workbench.detect import classify
+from workbench import InputError, load_config
+from workbench.cli import main as cli
+from workbench.ingest import engine
+from workbench.ingest import reader as ingest
+from workbench.ingest.detect import classify
 
 ROOT = Path(__file__).resolve().parents[1]
 HAZARDS = ROOT / "tests" / "data" / "hazards"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workbench import example
+from workbench.sim import example
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "example"
 FILES = ("judge_rows.jsonl", "plan.csv", "config.yaml", "published_scorecard.csv",
@@ -216,4 +216,4 @@ def test_readme_states_the_generated_counts(planted: dict[str, int]) -> None:
     for bucket in example.LEDGER_BUCKETS:
         assert f"{bucket} {planted[bucket]}" in readme
     assert f"{planted['missing_planned']} planned judgments with no line" in readme
-    assert "make example" in readme and "python -m workbench.example data/example" in readme
+    assert "make example" in readme and "python -m workbench.sim.example data/example" in readme

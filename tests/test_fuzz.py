@@ -171,7 +171,7 @@ def test_fuzz_inspect_logs(tmp_path_factory: pytest.TempPathFactory, log: tuple[
     elif (out / "results.json").is_file():
         led = json.loads((out / "results.json").read_text(encoding="utf-8"))["ledger"]
         assert sum(v for k, v in led.items() if k not in ("lines", "missing_planned") and v) == led["lines"], led
-    from workbench.detect import classify
+    from workbench.ingest.detect import classify
 
     preset, why = classify(str(p))  # --preset auto's look: a reason, never an exception
     assert preset in ("inspect", "?", None) and why.startswith("log."), (preset, why)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench import cli
+from workbench.cli import main as cli
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden" / "example_results.json"

@@ -20,8 +20,8 @@ import yaml
 from fuzz_support import check_outcome, run_cli, snapshot
 
 from workbench import load_config
-from workbench.config import DEFAULTS
-from workbench.ingest import composite_key
+from workbench.common.config import DEFAULTS
+from workbench.ingest.reader import composite_key
 
 FAST = ["--resamples", "100", "-q"]
 
@@ -134,7 +134,8 @@ def test_a_report_that_fails_midway_leaves_the_folder_as_it_was(good: str, tmp_p
     """Issue 28: a full disk during ``report`` left report.ipynb and figures beside the new
     results with no HTML. The render here writes what a kernel writes before the disk fills
     (a figure, the notebook's temporary, the notebook), then fails."""
-    from workbench import cli, report
+    from workbench import report
+    from workbench.cli import main as cli
 
     d = tmp_path / "out"
     before = _first_report(good, d)
@@ -152,7 +153,7 @@ def test_a_report_that_fails_midway_leaves_the_folder_as_it_was(good: str, tmp_p
         (out / "report.ipynb").write_text("new, failed", encoding="utf-8")
         if failure == "signal":
             raise cli.Terminated(15)
-        from workbench.errors import WorkbenchError
+        from workbench.common.errors import WorkbenchError
 
         raise WorkbenchError(f"report notebook failed in cell 30: OSError: [Errno 28] No space left on device "
                              f"(see {out / 'report.ipynb'})")
@@ -240,8 +241,8 @@ def test_a_fifo_where_an_output_goes_is_refused(good: str, tmp_path: Path) -> No
 def test_plots_never_follow_a_link_made_after_the_check(tmp_path: Path) -> None:
     from matplotlib.figure import Figure
 
-    from workbench import plots
-    from workbench.errors import WorkbenchError
+    from workbench.common.errors import WorkbenchError
+    from workbench.report import plots
 
     folder = tmp_path / "figures"
     folder.mkdir()
@@ -324,7 +325,7 @@ def test_backtracking_regex_cannot_hang(tmp_path: Path) -> None:
     cfg.write_text("path_fields: '(?P<judge>(a+)+)$'\n", encoding="utf-8")
     # in a subprocess with a timeout: a backtracking engine would run for ages here
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "workbench.cli", "analyze", p, "--config", str(cfg),
+    proc = subprocess.run([sys.executable, "-m", "workbench.cli.main", "analyze", p, "--config", str(cfg),
                            "--out", str(tmp_path / "o"), *FAST], capture_output=True, text=True,
                           timeout=120, check=False)
     assert time.monotonic() - t0 < 120
@@ -585,7 +586,7 @@ def test_a_yaml_key_given_twice_is_refused(good: str, tmp_path: Path, text: str,
 def test_yaml_12_floats_are_numbers_and_a_huge_rubric_runs(good: str, tmp_path: Path) -> None:
     """``rubric: {max: 1e308}`` used to be "must be a number" (YAML 1.1 reads 1e308 as text);
     read as a number it then ended in a traceback (weighted kappa enumerated 1e308 categories)."""
-    from workbench.config import safe_yaml
+    from workbench.common.config import safe_yaml
 
     assert safe_yaml("a: 1e308\nb: 1.0e3\nc: 7\nd: .5\ne: 1e\nf: -2E-3", "x") == {
         "a": 1e308, "b": 1000.0, "c": 7, "d": 0.5, "e": "1e", "f": -0.002}
@@ -608,7 +609,7 @@ def test_yaml_12_floats_are_numbers_and_a_huge_rubric_runs(good: str, tmp_path: 
 
 def _cli_process(args: list[str], tmpdir: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "TMPDIR": str(tmpdir), "NO_COLOR": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    return subprocess.Popen([sys.executable, "-c", "import sys; from workbench.cli import main; sys.exit(main())",
+    return subprocess.Popen([sys.executable, "-c", "import sys; from workbench.cli.main import main; sys.exit(main())",
                              *args], env=env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
 
@@ -658,7 +659,7 @@ def test_a_real_report_whose_writes_fail_leaves_the_folder_as_it_was(good: str, 
         resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, 1_000_000))
 
     env = {**os.environ, "TMPDIR": str(tmp_path), "NO_COLOR": "1", "PYTHONPATH": str(root)}
-    p = subprocess.run([sys.executable, "-c", "import sys; from workbench.cli import main; sys.exit(main())",
+    p = subprocess.run([sys.executable, "-c", "import sys; from workbench.cli.main import main; sys.exit(main())",
                         "report", str(root / "data/example/judge_rows.jsonl"), "--config",
                         str(root / "data/example/config.yaml"), "--resamples", "200", "--no-gate", "--out", str(d),
                         "-q"], env=env, capture_output=True, text=True, preexec_fn=limit, timeout=300)
@@ -739,7 +740,7 @@ def test_multi_member_gzip_bomb_of_2_7_gb_is_refused_fast_with_bounded_memory(tm
     p = tmp_path / "bomb.jsonl.gz"
     _multi_member_gzip(p, 64 << 20, 41)  # 2.75 GB of newlines in 2.6 MB
     assert p.stat().st_size < 4 << 20
-    code = ("import resource, sys\nfrom workbench.cli import main\nc = main()\n"
+    code = ("import resource, sys\nfrom workbench.cli.main import main\nc = main()\n"
             "print('MAXRSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\nsys.exit(c)")
     t0 = time.monotonic()
     r = subprocess.run([sys.executable, "-c", code, "analyze", str(p), "--out", str(tmp_path / "o"), *FAST],
@@ -1038,7 +1039,7 @@ def test_native_readers_read_gzip_within_the_same_budget(tmp_path: Path, monkeyp
 def test_two_runs_into_one_out_cannot_mix(good: str, tmp_path: Path) -> None:
     """Issue 28: two runs into one --out could leave one run's report beside the other's
     results; the folder is locked for the run (flock on the folder itself, no lock file)."""
-    from workbench import outdir
+    from workbench.common import outdir
 
     d = tmp_path / "out"
     assert run_cli(["analyze", good, "--out", str(d), *FAST]).code == 0
@@ -1046,7 +1047,7 @@ def test_two_runs_into_one_out_cannot_mix(good: str, tmp_path: Path) -> None:
     outdir.lock(d)  # another run holds it (this test process)
     try:
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-        r = subprocess.run([sys.executable, "-c", "import sys; from workbench.cli import main; sys.exit(main())",
+        r = subprocess.run([sys.executable, "-c", "import sys; from workbench.cli.main import main; sys.exit(main())",
                             "analyze", good, "--out", str(d), *FAST], capture_output=True, text=True, env=env,
                            timeout=120, check=False)
         assert r.returncode == 2, r.stderr
@@ -1072,7 +1073,7 @@ def test_preset_auto_samples_through_the_file_and_refuses_a_mixed_one(tmp_path: 
     big = [*plain * 300, *([arena] * 20000)]
     far = write_jsonl(tmp_path / "far.jsonl", big)
     assert os.path.getsize(far) > (1 << 20)
-    from workbench import detect
+    from workbench.ingest import detect
 
     preset, why = detect.classify(far)
     assert preset == "?" and "a mixed file" in why and "arena-hard" in why and "default" in why

@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 from test_real_data import FAST, NATIVE, expected, require_real_data
 
-from workbench import pipeline
-from workbench.config import load_config
+from workbench.common.config import load_config
+from workbench.document import pipeline
 
 
 @pytest.fixture(autouse=True)

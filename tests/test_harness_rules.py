@@ -1,4 +1,4 @@
-"""Harness rules line for line (workbench.harness): what show_result.py itself does with a
+"""Harness rules line for line (workbench.analysis.harness): what show_result.py itself does with a
 null game, a one-game row, a label its version does not know, a v2.0-shaped row in a folder
 not named v2, and categories. Expected values are hand calculations from the harness source
 (lmarena/arena-hard-auto show_result.py v0.1 get_battles_from_row, v2.0 load_judgments)."""
@@ -10,8 +10,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from workbench import pipeline
-from workbench.config import load_config
+from workbench.common.config import load_config
+from workbench.document import pipeline
 
 FAST = {"bootstrap": {"resamples": 200}, "min_valid_n": 1, "min_clusters": 1}
 

@@ -1,5 +1,5 @@
 """Judge versus human (issue 27): agreement and the prediction-powered mean of
-:mod:`workbench.human`.
+:mod:`workbench.analysis.human`.
 
 Reference values are hand calculations spelled out in comments, the dense CR2 of
 tests/cr2_reference.py, or the planted truth of the simulator; never the function under test.
@@ -19,8 +19,11 @@ from cr2_reference import dense_cr2
 from scipy import stats as sps
 
 import workbench as wb
-from workbench import human, pipeline, stats, synth
-from workbench.errors import ConfigError
+from workbench import stats
+from workbench.analysis import human
+from workbench.common.errors import ConfigError
+from workbench.document import pipeline
+from workbench.sim import synth
 
 
 def _cfg(**over: Any) -> wb.Config:

@@ -22,9 +22,9 @@ import yaml
 from conftest import DROP, make_row_line, write_lines
 
 from workbench import InputError, count_ledger, load_config, read_rows
-from workbench.census import census
-from workbench.config import KEY_FIELDS
-from workbench.ingest import BUCKETS, FIELD_STATUSES
+from workbench.analysis.census import census
+from workbench.common.config import KEY_FIELDS
+from workbench.ingest.reader import BUCKETS, FIELD_STATUSES
 
 HAZARDS = Path(__file__).resolve().parent / "data" / "hazards"
 
@@ -853,7 +853,7 @@ def test_engine_blocks_equal_one_block(
 ) -> None:
     """The frame does not depend on where the blocks of the streamed file end (damage at the
     block ends), nor on the engine reading a block or Python reading it line by line."""
-    from workbench import engine
+    from workbench.ingest import engine
 
     path, n, cuts = _block_file(tmp_path, py_rng, 110_000, gz=gz, crlf=crlf)
     monkeypatch.setattr(engine, "ENGINE_MIN_LINES", 0)
@@ -896,7 +896,7 @@ def test_engine_blocks_equal_one_block(
 def test_engine_errors_are_input_errors(tmp_path: Path, py_rng, monkeypatch) -> None:
     """An InputError found while streaming (a path that does not match path_fields) is raised
     as such."""
-    from workbench import engine
+    from workbench.ingest import engine
 
     monkeypatch.setattr(engine, "ENGINE_MIN_LINES", 0)
     cfg = _cfg(tmp_path, {"path_fields": r"(?P<judge>run\d+)\.jsonl$"})
@@ -924,7 +924,7 @@ def test_repeats_across_blocks_whose_text_columns_differ(tmp_path: Path, default
     for every block size."""
     from reference_ingest import reference_rows
 
-    from workbench import engine
+    from workbench.ingest import engine
 
     def row(i: int, **kw: object) -> str:
         return make_row_line(**{"scenario": f"s{i}", **kw})
@@ -976,8 +976,8 @@ def _mt_file(path: Path, n: int) -> str:
 
 def test_copies_of_runs_are_skipped_by_globs_and_refused_by_name(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from workbench import cli
-    from workbench.files import copy_reason
+    from workbench.cli import main as cli
+    from workbench.common.files import copy_reason
 
     monkeypatch.chdir(tmp_path)
     _mt_file(tmp_path / "gpt-4_single.jsonl", 20)                                  # the run: 40 lines

@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from workbench import cli, pipeline
-from workbench.config import load_config
-from workbench.errors import InputError
+from workbench.cli import main as cli
+from workbench.common.config import load_config
+from workbench.common.errors import InputError
+from workbench.document import pipeline
 
 FAST = {"bootstrap": {"resamples": 200}, "min_valid_n": 1, "min_clusters": 1}
 

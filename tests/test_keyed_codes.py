@@ -20,9 +20,14 @@ import numpy as np
 import polars as pl
 import pytest
 
-from workbench import load_config, names, pipeline, reduce, reduce_codes, schemas, stats
-from workbench.census import census, census_margins, missingness_tests
-from workbench.scorecard import flag_rates, scorecard
+from workbench import load_config, stats
+from workbench.analysis import names
+from workbench.analysis.census import census, census_margins, missingness_tests
+from workbench.analysis.scorecard import flag_rates, scorecard
+from workbench.common import schemas
+from workbench.document import pipeline
+from workbench.reduce import codes as reduce_codes
+from workbench.reduce import sufficient as reduce
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 

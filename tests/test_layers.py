@@ -1,34 +1,36 @@
 """The package's layer order: no module imports one in a layer above its own.
 
-Layers, lowest first (``LAYERS`` below is the one definition; README "Architecture" shows it):
+Layers, lowest first (``LAYERS`` below is the one definition; README "Architecture" shows it).
+Each layer is one sub-package of ``workbench/``, so the tree shows the pipeline:
 
-* ``foundation``: errors, the vocabularies (``vocab``, ``methods``), the stage-table schemas (``schemas``),
-  the statistics, the canonical JSON writer (``results``), file and output-folder checks,
-  text made safe for a terminal (``text``). Imports nothing above.
-* ``config``: the Config and what reads a format (presets, detection, native readers, the CSV
-  and Parquet readers ``tabular``).
-* ``ingest``: raw lines -> the row table with its ledger, where the files are read
-  (``execute``: ``--jobs`` processes or a Dask cluster), the plan (``ledger``), and the
-  selections of rows every later stage shares and of the pairs a run compares (``selection``).
-* ``reduce``: the row table -> small typed tables of sufficient statistics.
-* ``stages``: census, scorecard, paired analyses, ranks, forensic
-  checks, provenance and name checks, harness rules; the simulator and its calibration.
-* ``run``: the pipeline (inputs -> every stage -> the results document), the analyst's API on
-  top of it, and what every command does with its arguments (``cliargs``: config, early
-  checks, outputs, exit codes).
-* ``presentation``: terminal text, plots, the HTML report (``report.*``).
-* ``commands``: ``workbench check | report | batch`` (``cmd_*``) and the self-test.
-* ``entry``: the CLI dispatcher (``cli``, which loads ``cmd_*`` by name) and the package facade.
+* ``common`` and ``stats`` (foundation): errors, the vocabularies (``vocab``, ``methods``), the
+  stage-table schemas (``schemas``), the canonical JSON writer (``results``), file and
+  output-folder checks, text made safe for a terminal (``text``), the Config and its presets;
+  the statistics, one module per family (a leaf: it imports nothing else of the package).
+* ``ingest``: raw lines -> the row table with its ledger: formats and their detection, the
+  columnar reader (``engine``), where the files are read (``execute``: ``--jobs`` processes or
+  a Dask cluster), the plan (``ledger``), the selections of rows every later stage shares and
+  of the pairs a run compares (``selection``), the clusters (``clusters``).
+* ``reduce``: the row table -> small typed tables of sufficient statistics and label codes.
+* ``analysis``: census, scorecard, paired analyses, ranks, forensic checks, provenance and
+  name checks, harness rules, the board, the judge diagnostics.
+* ``sim``: the simulator, its calibration and the embedded example.
+* ``document``: the pipeline (inputs -> every stage -> the results document), the document
+  itself (``build``), the analyst's API on top of it, and what every command does with its
+  arguments (``cliargs``: config, early checks, outputs, exit codes).
+* ``report`` (presentation): plots and the HTML report.
+* ``cli`` (commands): the dispatcher (``cli.main``, which loads ``cli.check | report | batch``
+  by name), what a command prints (``cli.terminal``) and the self-test.
+* ``entry``: the package facade (``import workbench as wb``).
 
 Every import counts: module level, inside a function, under ``TYPE_CHECKING``, and
 ``importlib.import_module`` with a literal or f-string name (an f-string names every module
 its literal prefix matches). Within one layer imports are allowed but must not form a cycle.
 
-To place a new module: add its name to the lowest layer that holds everything it imports (a
-trailing ``*`` matches a prefix, so ``engine*`` covers ``engine`` and ``engine_duckdb``;
-a subpackage's modules are ``name.module``). A module in no layer fails the test, so a new
-module is placed on purpose; names already reserved for work in progress: ``engine*`` (the
-columnar ingest engine), ``reduce*`` (sufficient statistics), ``dask*``/``distributed*``.
+To place a new module: put it in the package of the lowest layer that holds everything it
+imports. A module in no layer fails the test, and so does a module outside every sub-package
+(only the facade sits in ``workbench/`` itself); ``dask*``/``distributed*`` are reserved for the
+Dask engine.
 """
 
 from __future__ import annotations
@@ -41,17 +43,15 @@ import pytest
 PKG = Path(__file__).resolve().parent.parent / "workbench"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("errors", "text", "numbers", "vocab", "methods", "schemas", "stats", "stats.*", "results", "files",
-                    "outdir")),
-    ("config", ("config", "detect", "formats", "tabular")),
-    ("ingest", ("ingest", "ingest_*", "engine*", "execute", "ledger", "selection", "clusters")),
-    ("reduce", ("reduce*",)),
-    ("stages", ("census", "scorecard", "paired", "ranks", "check", "provenance", "names",
-                "harness", "board", "length", "selfpref", "human", "synth", "calibrate*", "example")),
-    ("run", ("pipeline", "document", "api", "cliargs", "dask*", "distributed*")),
-    ("presentation", ("terminal", "plots", "report", "report.*")),
-    ("commands", ("cmd_*", "selftest")),
-    ("entry", ("cli", "__init__", "__main__")),
+    ("foundation", ("common", "common.*", "stats", "stats.*")),
+    ("ingest", ("ingest", "ingest.*", "dask*", "distributed*")),
+    ("reduce", ("reduce", "reduce.*")),
+    ("analysis", ("analysis", "analysis.*")),
+    ("sim", ("sim", "sim.*")),
+    ("document", ("document", "document.*")),
+    ("presentation", ("report", "report.*")),
+    ("commands", ("cli", "cli.*")),
+    ("entry", ("__init__", "__main__")),
 )
 
 
@@ -182,13 +182,26 @@ def test_the_checker_sees_every_kind_of_import(tmp_path: Path) -> None:
     # the parser itself: a local import, a relative import from a subpackage, an absolute
     # import and an f-string importlib call all count (a checker that saw none would pass)
     src = tmp_path / "probe.py"
-    src.write_text("import workbench.cli\n"
-                   "def f():\n    from .. import pipeline\n    from ..terminal import safe\n"
-                   "    import importlib\n    importlib.import_module(f'workbench.cmd_{x}')\n",
+    src.write_text("import workbench.cli.main\n"
+                   "def f():\n    from ..document import pipeline\n    from ..cli.terminal import safe\n"
+                   "    import importlib\n    importlib.import_module(f'workbench.cli.{x}')\n",
                    encoding="utf-8")
     found = {t for t, _ in imports("report.probe", src, KNOWN)}
-    assert {"cli", "pipeline", "terminal", "cmd_check", "cmd_report", "cmd_batch"} <= found
-    assert layer_of("engine_duckdb") == layer_of("ingest") and layer_of("report.tables") == layer_of("terminal")
+    assert {"cli.main", "document.pipeline", "cli.terminal", "cli.check", "cli.report", "cli.batch"} <= found
+    assert layer_of("ingest.engine_duckdb") == layer_of("ingest.reader")
+    assert layer_of("report.tables") < layer_of("cli.terminal") == layer_of("cli.main")
+
+
+def test_the_tree_shows_the_layers() -> None:
+    """Every module sits in the sub-package of its layer: only the facade is in workbench/ itself,
+    and every sub-package is one layer's (its modules and its __init__ in the same layer)."""
+    flat = [m for m in KNOWN if "." not in m and m != "__init__" and not (PKG / m).is_dir()]
+    assert not flat, f"modules outside every sub-package: {flat}"
+    for m in KNOWN:
+        if "." in m:
+            assert layer_of(m) == layer_of(m.split(".")[0]), m
+    assert {m.split(".")[0] for m in KNOWN if m != "__init__"} == {
+        "common", "stats", "ingest", "reduce", "analysis", "sim", "document", "report", "cli"}
 
 
 def test_the_statistics_import_nothing_else_of_the_package() -> None:

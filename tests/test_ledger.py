@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench import InputError, apply_plan, count_ledger, load_config, read_plan, read_rows
-from workbench.ingest import BUCKETS
-from workbench.ledger import LEDGER_KEYS, complete_plan
+from workbench.ingest.ledger import LEDGER_KEYS, complete_plan
+from workbench.ingest.reader import BUCKETS
 
 KEYS = ("scenario", "variant", "trial", "judge")
 SCORES = ("overall", "correctness", "completeness", "depth", "citations", "honesty")

@@ -1,4 +1,4 @@
-"""workbench.length: AlpacaEval's length-controlled win rate (the harness's GLM) and the slope of
+"""workbench.analysis.length: AlpacaEval's length-controlled win rate (the harness's GLM) and the slope of
 the score on log length. Planted-truth recovery and interval coverage (tests/length_support.py),
 the supplied-difficulty path against the harness's formula computed directly, the real AlpacaEval
 files beside the published ``length_controlled_winrate``, and the board's LC columns."""
@@ -16,8 +16,10 @@ import pytest
 from length_support import THETA, planted_lc, simulate
 from scipy.optimize import root
 
-from workbench import cli, length, pipeline
-from workbench.config import load_config
+from workbench.analysis import length
+from workbench.cli import main as cli
+from workbench.common.config import load_config
+from workbench.document import pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 AE = ROOT.parent / "shared" / "realdata" / "native" / "tatsu-lab__alpaca_eval"

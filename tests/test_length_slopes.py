@@ -1,4 +1,4 @@
-"""workbench.length beyond AlpacaEval: the slope of a judge's score on log(answer length), per
+"""workbench.analysis.length beyond AlpacaEval: the slope of a judge's score on log(answer length), per
 judge within scenario (scenario and variant fixed effects, CR1 clustered, t(G - 1)), wherever the
 rows carry the answer (``length: {field, unit, extract}``). Checked against an independent
 statsmodels OLS with dummies and cluster-robust SEs on constructed rows with a planted slope, an
@@ -21,8 +21,10 @@ from conftest import make_row_line
 from scipy import stats as sps
 from test_real_data import NATIVE, require_real_data
 
-from workbench import cli, length, pipeline
-from workbench.config import load_config
+from workbench.analysis import length
+from workbench.cli import main as cli
+from workbench.common.config import load_config
+from workbench.document import pipeline
 
 FAST = {"bootstrap": {"resamples": 200}}
 WGM = NATIVE / "wgm20__FastChat/fastchat/llm_judge/data/mt_bench/model_judgment/gpt-4_single.jsonl"
@@ -227,7 +229,7 @@ def test_inspect_completion_length_and_slope(tmp_path: Path) -> None:
 
 
 def _fastchat_answer(prompt: str) -> str:
-    """The judged answer, read here by regular expressions (apart from workbench.length)."""
+    """The judged answer, read here by regular expressions (apart from workbench.analysis.length)."""
     m = re.search(r"\[The Start of Assistant's Answer\]\n(.*)\n\[The End of Assistant's Answer\]", prompt, re.S)
     if m:
         return m.group(1)
@@ -283,7 +285,7 @@ def test_real_wildbench_model_output_lengths() -> None:
 def test_the_report_says_what_the_terminal_says(tmp_path: Path) -> None:
     """The report's judge-diagnostics paragraphs carry the same sentences as the terminal block
     (both from length.slope_lines)."""
-    from workbench import terminal
+    from workbench.cli import terminal
     from workbench.report.model import Report
     from workbench.report.tables import offsets_tables
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from fuzz_support import run_cli
 
-from workbench import files
+from workbench.common import files
 
 FAST = ["--resamples", "100", "-q"]
 ROW = b'{"scenario": "s%d", "variant": "v", "trial": 1, "judge": "j", "overall": 5}\n'
@@ -97,7 +97,7 @@ def test_a_billion_blank_lines_are_refused_under_a_3_gb_address_space(tmp_path: 
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (3_000_000 * 1024, 3_000_000 * 1024))
 
-    r = subprocess.run([sys.executable, "-c", "import sys; from workbench.cli import main; sys.exit(main())",
+    r = subprocess.run([sys.executable, "-c", "import sys; from workbench.cli.main import main; sys.exit(main())",
                         "analyze", str(p), "--out", str(tmp_path / "o"), *FAST], capture_output=True, text=True,
                        timeout=300, preexec_fn=limit,
                        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
@@ -110,7 +110,7 @@ def test_a_billion_blank_lines_are_refused_under_a_3_gb_address_space(tmp_path: 
                                  ImportError("x.so: failed to map segment from shared object"),
                                  OSError(12, "Cannot allocate memory")])
 def test_running_out_of_memory_is_one_line(tmp_path: Path, monkeypatch, exc: BaseException) -> None:
-    from workbench import pipeline
+    from workbench.document import pipeline
 
     def run(*_a, **_k):
         raise exc
@@ -125,7 +125,7 @@ def test_running_out_of_memory_is_one_line(tmp_path: Path, monkeypatch, exc: Bas
 
 
 def test_other_import_errors_are_not_called_memory(tmp_path: Path, monkeypatch) -> None:
-    from workbench import pipeline
+    from workbench.document import pipeline
 
     def run(*_a, **_k):
         raise ImportError("No module named 'nothing_here'")

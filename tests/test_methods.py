@@ -1,11 +1,11 @@
 """Methods true by construction (issue 26): every method name a run's results.json records is
-described once in :mod:`workbench.methods`, and the report's Methods table lists exactly those
+described once in :mod:`workbench.common.methods`, and the report's Methods table lists exactly those
 names, on the example and on every native preset's real files.
 
 The recorded names are read here by a walker of this file's own (every string under a key
 named ``method`` or ending in ``_method``, the sign-flip form and rank basis prefixed, the
 ``ignores_clustering`` lists, and the figures whose presence implies one method), not by
-:func:`workbench.methods.recorded`; the Methods rows are read from the rendered HTML's
+:func:`workbench.common.methods.recorded`; the Methods rows are read from the rendered HTML's
 ``data-method`` attributes.
 """
 
@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 from test_real_data import NATIVE, files, require_real_data
 
-from workbench import methods, pipeline
-from workbench.config import load_config
+from workbench.common import methods
+from workbench.common.config import load_config
+from workbench.document import pipeline
 from workbench.report.model import Report
 from workbench.report.tables import methods_table
 
@@ -37,7 +38,7 @@ TABLES = ("scorecard", "census", "census_margins", "flag_rates", "pass_rates", "
 
 
 def walk(doc: dict[str, Any]) -> set[str]:
-    """The method names a results document records, read independently of workbench.methods."""
+    """The method names a results document records, read independently of workbench.common.methods."""
     names: set[str] = set()
     boot = doc.get("bootstrap") or {}
     if boot.get("computed") and boot.get("method"):
@@ -45,7 +46,7 @@ def walk(doc: dict[str, Any]) -> set[str]:
     ranks = doc.get("ranks") or {}
     if ranks.get("measured"):
         names.add("ranks_" + ranks["basis"])
-    for key in ("lc", "slopes"):  # results.json length (AlpacaEval: workbench.length)
+    for key in ("lc", "slopes"):  # results.json length (AlpacaEval: workbench.analysis.length)
         names.update(r["ci_method"] for r in (doc.get("length") or {}).get(key) or [] if r.get("ci_method"))
     for table in TABLES:
         for rec in doc.get(table) or []:

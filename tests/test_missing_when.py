@@ -19,9 +19,10 @@ import polars as pl
 import pytest
 from fuzz_support import run_cli
 
-from workbench import ingest, pipeline
-from workbench.config import load_config
-from workbench.errors import ConfigError
+from workbench.common.config import load_config
+from workbench.common.errors import ConfigError
+from workbench.document import pipeline
+from workbench.ingest import reader as ingest
 
 PATTERN = "No response|Parse error"
 DECLARE = {"value": [{"field": "explanation", "matches": PATTERN, "reason": "declared_failure"}]}
@@ -301,7 +302,7 @@ def test_dask_engine_reads_the_same_declared_failures(tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
     from polars.testing import assert_frame_equal
 
-    from workbench import execute
+    from workbench.ingest import execute
 
     logs = _logs(tmp_path, ".eval")
     path = tmp_path / "rows.jsonl"

@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from workbench import census, cli, load_config, read_rows, stats
-from workbench.census import missingness_tests
-from workbench.errors import ConfigError
+from workbench import load_config, read_rows, stats
+from workbench.analysis import census
+from workbench.analysis.census import missingness_tests
+from workbench.cli import main as cli
+from workbench.common.errors import ConfigError
 
 
 def _naive_units(miss, s, v, t, j, factor, unit, cluster=None):

@@ -17,9 +17,12 @@ from typing import Any
 
 import pytest
 
-from workbench import check, cli, pipeline, schemas
-from workbench.config import load_config
-from workbench.errors import ConfigError
+from workbench.analysis import check
+from workbench.cli import main as cli
+from workbench.common import schemas
+from workbench.common.config import load_config
+from workbench.common.errors import ConfigError
+from workbench.document import pipeline
 
 FAST = {"bootstrap": {"resamples": 200}, "min_valid_n": 1, "min_clusters": 1}
 
@@ -238,7 +241,7 @@ def test_config_rejects_bad_native_keys() -> None:
         load_config(overrides={"harness": {"rule": "nope"}})
 
 
-@pytest.mark.parametrize("name", __import__("workbench.config", fromlist=["PRESETS"]).PRESETS)
+@pytest.mark.parametrize("name", __import__("workbench.common.config", fromlist=["PRESETS"]).PRESETS)
 def test_preset_show_prints_the_shipped_yaml(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     import yaml
 
@@ -251,7 +254,7 @@ def test_preset_show_prints_the_shipped_yaml(name: str, capsys: pytest.CaptureFi
 
 
 def test_preset_list_names_every_preset(capsys: pytest.CaptureFixture[str]) -> None:
-    from workbench.config import PRESETS
+    from workbench.common.config import PRESETS
 
     assert cli.main(["preset", "list"]) == 0
     assert capsys.readouterr().out.split() == list(PRESETS)
@@ -321,7 +324,7 @@ def test_mt_bench_pairwise_question_file_plans_each_turn_and_pair(tmp_path: Path
 
 
 def test_plan_in_another_key_structure_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from workbench.errors import InputError
+    from workbench.common.errors import InputError
 
     rows = [_mt_single(q, t, "a", 7) for q in (81, 82, 83, 84) for t in (1, 2)]
     f = write(tmp_path / "gpt-4_single.jsonl", rows)

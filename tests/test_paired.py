@@ -1,4 +1,4 @@
-"""Tests for workbench.paired (issue 4: judge offsets, variant contrasts, power, repetitions).
+"""Tests for workbench.analysis.paired (issue 4: judge offsets, variant contrasts, power, repetitions).
 
 Reference values come from plain loops over the raw records, scipy and statsmodels, or
 hand calculations spelled out in comments; never from the function under test.
@@ -27,12 +27,12 @@ from statsmodels.stats.multitest import multipletests
 
 import workbench as wb
 
-paired = importlib.import_module("workbench.paired")
+paired = importlib.import_module("workbench.analysis.paired")
 
 
 def _records(table: pl.DataFrame) -> list[dict[str, Any]]:
     """A paired stage table as the records results.json holds (``diff_counts`` an object)."""
-    from workbench import schemas
+    from workbench.common import schemas
 
     return schemas.records(table, schemas.JUDGE_OFFSETS if "judge_a" in table.columns
                             else schemas.PAIRED_CONTRASTS)
@@ -761,7 +761,7 @@ def test_n_needed_gives_the_planned_power_in_a_paired_design() -> None:
 
 def test_repetition_icc_of_trials_by_naive_anova(offsets: dict[str, Any]) -> None:
     lines, cfg = offsets["lines"], offsets["cfg"]
-    rep = wb.document.repetition_section(paired.repetition_consistency(offsets["rows"], cfg))
+    rep = wb.document.build.repetition_section(paired.repetition_consistency(offsets["rows"], cfg))
     by_v = {r["variant"]: r for r in rep["per_variant"]}
     for v in ("A", "B"):
         groups: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -793,7 +793,7 @@ def test_rank_inversions_between_single_trials_by_hand() -> None:
     ]
     lines.append({"scenario": "s1", "variant": "D", "trial": 1, "judge": "j", "overall": 10})
     cfg = make_cfg()
-    rep = wb.document.repetition_section(paired.repetition_consistency(read(lines, cfg), cfg))
+    rep = wb.document.build.repetition_section(paired.repetition_consistency(read(lines, cfg), cfg))
     assert rep["reference_ranking"] == ["A", "B", "C"]
     assert [s["ranking"] for s in rep["slices"]] == [
         ["A", "B", "C"],
@@ -870,8 +870,8 @@ def test_contrast_confounding_by_fisher_on_the_census_margins() -> None:
     """Each all-scenario contrast carries the confounding judgment the report shows, as data:
     the design test (whole items permuted within scenarios, recomputed here), Fisher's exact p
     (scipy) on the variants' census margins beside it, and the judge sets from the census."""
-    from workbench import census as census_mod
-    from workbench import pipeline
+    from workbench.analysis import census as census_mod
+    from workbench.document import pipeline
 
     EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
     cfg = wb.load_config(str(EXAMPLE / "config.yaml"))
@@ -918,7 +918,7 @@ def test_sign_flip_patterns_follow_the_run_budget_and_are_recorded() -> None:
     import numpy as np
 
     from workbench import stats
-    from workbench.config import load_config
+    from workbench.common.config import load_config
 
     rng = np.random.default_rng(5)
     recs = []
@@ -936,7 +936,7 @@ def test_sign_flip_patterns_follow_the_run_budget_and_are_recorded() -> None:
         f = Path(tmp) / "rows.jsonl"
         f.write_text("".join(json.dumps(r) + "\n" for r in recs), "utf-8")
         cfg = load_config(overrides={"bootstrap": {"resamples": 5000, "budget": 40 * 1500, "min_resamples": 100}})
-        from workbench import pipeline
+        from workbench.document import pipeline
 
         a = pipeline.run([str(f)], cfg)
     (off,) = [o for o in a.doc["judge_offsets"] if o["variant"] is None and o["subset"] is None]

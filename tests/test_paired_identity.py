@@ -1,6 +1,6 @@
 """The paired records from the prepared tables equal a plain per-record reference.
 
-``workbench.paired`` codes the cell rows once (integer scenario, variant, trial and judge
+``workbench.analysis.paired`` codes the cell rows once (integer scenario, variant, trial and judge
 codes in the names' order), sorts each scope once and computes every judge offset, contrast
 and repetition figure on slices of numpy arrays. tests/reference_paired.py computes each
 record on its own, filtering and sorting the row table in polars and passing scenario names
@@ -29,10 +29,12 @@ import pytest
 import reference_paired as ref
 
 import workbench as wb
-from workbench import document, schemas, stats
-from workbench.reduce import JointBootstrap
+from workbench import stats
+from workbench.common import schemas
+from workbench.document import build as document
+from workbench.reduce.sufficient import JointBootstrap
 
-paired = importlib.import_module("workbench.paired")
+paired = importlib.import_module("workbench.analysis.paired")
 
 
 def _lines(seed: int) -> list[dict[str, Any]]:
@@ -185,7 +187,7 @@ def test_contrast_missingness_tests_equal_the_units_of_the_two_variants(data: di
     """The confounding test of each variant pair (items of every variant found once, then
     selected per pair) is the design test on the judgment units of those two variants alone,
     built again from the rows; a variant the units lack selects nothing of it."""
-    from workbench import census as census_mod
+    from workbench.analysis import census as census_mod
 
     cfg, rows = data["cfg"], data["rows"]
     units = census_mod.judgment_units(rows, cfg)
@@ -207,7 +209,7 @@ def test_key_codes_are_np_unique_codes_of_the_cell_rows() -> None:
     np.unique's codes of the cell rows' names and its sorted labels, with names whose code
     point order is not their numeric or case order, and with names seen only on rows that are
     no cell row (a malformed or duplicate line) left out of the labels."""
-    from workbench.selection import CELL_ROW_EXCLUDE
+    from workbench.ingest.selection import CELL_ROW_EXCLUDE
 
     rng = np.random.default_rng(4)
     words = np.array(["s10", "s2", "S-upper", "é-accent", "e\u0301", "s1-1", " z", "\U0001f600", "s\x1fv", "10", "9"],

@@ -72,7 +72,7 @@ def _run_on_pty(args: list[str], cwd: Path) -> tuple[int, bytes]:
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     env = {**os.environ, "COLUMNS": "100", "TERM": "xterm", "NO_COLOR": "1"}
     env.pop("CI", None)
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; from workbench.cli import main; "
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from workbench.cli.main import main; "
                              "sys.exit(main(sys.argv[1:]))", *args],
                             # stdout is not read here: a pipe would fill (a scorecard of 1,400
                             # cells) and block the child while this loop waits on the pty

@@ -1,4 +1,4 @@
-"""Rank intervals (workbench.ranks): hand-computed examples and an end-to-end run.
+"""Rank intervals (workbench.analysis.ranks): hand-computed examples and an end-to-end run.
 
 The expected intervals are worked out by hand in the comments from the definition
 rank_low = 1 + #significantly above, rank_high = N - #significantly below.
@@ -15,7 +15,9 @@ import polars as pl
 import pytest
 
 import workbench as wb
-from workbench import document, ranks, terminal
+from workbench.analysis import ranks
+from workbench.cli import terminal
+from workbench.document import build as document
 
 
 def cell(variant: str, mean: float | None, status: str = "measured", **kw: Any) -> dict[str, Any]:

@@ -6,7 +6,7 @@ included; the terminal prints it with the same precision rule as the report.
 
 from __future__ import annotations
 
-from workbench import terminal
+from workbench.cli import terminal
 from workbench.report.formats import pct as report_pct
 
 

@@ -30,8 +30,11 @@ from typing import Any
 import polars as pl
 import pytest
 
-from workbench import check, cli, pipeline, schemas
-from workbench.config import load_config
+from workbench.analysis import check
+from workbench.cli import main as cli
+from workbench.common import schemas
+from workbench.common.config import load_config
+from workbench.document import pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 NATIVE = ROOT.parent / "shared" / "realdata" / "native"
@@ -528,7 +531,7 @@ def test_rows_parquet_keeps_the_position_and_label(tmp_path: Path) -> None:
 def test_example_manifest_names_existing_native_files_and_presets() -> None:
     import yaml
 
-    from workbench.config import PRESETS
+    from workbench.common.config import PRESETS
 
     man = ROOT / "examples" / "real-data" / "manifest.yaml"
     entries = yaml.safe_load(man.read_text("utf-8"))["entries"]

@@ -1,4 +1,4 @@
-"""The reduction and the joint cluster bootstrap (workbench/reduce.py), against naive loops.
+"""The reduction and the joint cluster bootstrap (workbench/reduce/sufficient.py), against naive loops.
 
 The expected values are computed here independently: scenario weights drawn by the rule
 the docs state (resample r: ``default_rng([seed, r]).integers(G, size=G)`` over the sorted
@@ -17,8 +17,11 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench import paired, reduce, schemas, stats
-from workbench import scorecard as sc
+from workbench import stats
+from workbench.analysis import paired
+from workbench.analysis import scorecard as sc
+from workbench.common import schemas
+from workbench.reduce import sufficient as reduce
 
 
 def write(path: Path, lines: list[dict[str, Any]]) -> Path:
@@ -234,7 +237,7 @@ def test_budget_caps_resamples_and_is_recorded(tmp_path: Path) -> None:
 
 
 def test_results_record_the_bootstrap_and_the_budget_is_applied(tmp_path: Path) -> None:
-    from workbench import cli
+    from workbench.cli import main as cli
 
     path = write(tmp_path / "r.jsonl", design(scenarios=12))
     out = tmp_path / "out"
@@ -274,7 +277,7 @@ def test_every_bootstrap_figure_is_independent_of_line_order(tmp_path: Path) -> 
 def test_add_coded_integer_sums_are_the_sorted_sums(monkeypatch: pytest.MonkeyPatch) -> None:
     """Integer values are counted and summed by bincount (reduce._exact_integers): the same
     codes, counts and sums, byte for byte, as the lexsort and reduceat of other values."""
-    from workbench import reduce as rd
+    from workbench.reduce import sufficient as rd
 
     rng = np.random.default_rng(5)
     for t in range(100):

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench import cli, report
+from workbench import report
+from workbench.cli import main as cli
 
 XSS = "<script>alert(1)</script>"
 MARKUP_VARIANT = 'v<i>&"q'
@@ -260,7 +261,7 @@ def test_limits_are_generated(built: report.Report) -> None:
 
 def test_contrast_verdicts() -> None:
     """The label reads the analysis' judgment (paired.contrast_call), computed here by hand."""
-    from workbench.paired import contrast_call
+    from workbench.analysis.paired import contrast_call
 
     def verdict(c: dict) -> str:
         return report.contrast_verdict({**c, **contrast_call(c, 0.05, 0.5)})[0]

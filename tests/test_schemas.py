@@ -1,4 +1,4 @@
-"""Stage tables have named schemas (workbench.schemas): every frame of an Analysis of the
+"""Stage tables have named schemas (workbench.common.schemas): every frame of an Analysis of the
 example is its schema, column for column and in order, and a table that is not raises an
 internal error naming the table and the column."""
 
@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import workbench as wb
-from workbench import schemas
+from workbench.common import schemas
 
 ROOT = Path(__file__).resolve().parent.parent
 EX = ROOT / "data" / "example"

@@ -1,4 +1,4 @@
-"""Tests for workbench.scorecard (issue 3: valid n, error bars, bounds, gate).
+"""Tests for workbench.analysis.scorecard (issue 3: valid n, error bars, bounds, gate).
 
 Every asserted number comes from an independent computation: a slow reference that
 parses the JSONL with the stdlib and follows the textbook definitions in plain loops,
@@ -26,11 +26,11 @@ from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
 import workbench as wb
-from workbench import cli
+from workbench.cli import main as cli
 
-# ``workbench.scorecard`` is shadowed by the API function of the same name in
+# ``workbench.analysis.scorecard`` is shadowed by the API function of the same name in
 # ``workbench/__init__.py``; take the module itself from the import system.
-sc = importlib.import_module("workbench.scorecard")
+sc = importlib.import_module("workbench.analysis.scorecard")
 
 KEYS = ("scenario", "variant", "trial", "judge")
 SCORES = ("overall", "correctness", "completeness", "depth", "citations", "honesty")
@@ -497,7 +497,7 @@ def test_single_valid_value_has_null_error_bars_never_zero(tmp_path: Path) -> No
     assert b["zero_filled_mean"] == 0.0
     assert (b["lower_bound"], b["upper_bound"]) == (1.0, 10.0)
     # and in results.json the nulls stay nulls
-    from workbench import results
+    from workbench.common import results
 
     doc = json.loads(results.dumps({"scorecard": card}))
     assert find(doc["scorecard"], "A")["se"] is None
@@ -1014,7 +1014,7 @@ def _reference_scorecard(rows: Any, cfg: wb.Config) -> list[dict[str, Any]]:
     table by a Python loop over its dicts, its row count by hand (a conflicting key once,
     planned-but-absent judgments added), its values handed to ``summarize_cell`` with their
     scenario names, on a bootstrap of its own that registers each cell from its values."""
-    from workbench.reduce import JointBootstrap
+    from workbench.reduce.sufficient import JointBootstrap
 
     recs = rows.to_dicts()
     keyed = [r for r in recs if r["bucket"] not in ("blank", "malformed")]
@@ -1107,8 +1107,8 @@ def test_cell_summary_sorted_equals_cell_summary_bit_for_bit() -> None:
 
 def test_scorecard_bootstrap_columns_are_the_reduction_s_per_scenario_sums(tmp_path: Path) -> None:
     """The per-scenario (count, sum) each cell registers with the joint bootstrap, summed from
-    the scorecard's own slices, are workbench.reduce.cell_reduction's, column for column."""
-    from workbench import reduce
+    the scorecard's own slices, are workbench.reduce.sufficient.cell_reduction's, column for column."""
+    from workbench.reduce import sufficient as reduce
 
     rng = np.random.default_rng(2)
     lines = [{"scenario": f"s{s}", "variant": v, "trial": t, "judge": j,
@@ -1154,8 +1154,8 @@ def test_integer_values_sort_as_the_stable_sorts() -> None:
     """The packed-key sort of integer scores (scorecard._IntegerValues) gives the arrays of
     the stable sorts by (scenario, value) then cell, byte for byte, and so does its fallback;
     -0.0 and non-integers take the general path."""
-    from workbench import scorecard as sc
     from workbench import stats
+    from workbench.analysis import scorecard as sc
 
     rng = np.random.default_rng(1)
     # the last two: a packed key past 2**32 (the uint64 branch: (m + 1) * g * width ~ 1e13)

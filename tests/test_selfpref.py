@@ -1,4 +1,4 @@
-"""Self-preference (issue 27): the difference-in-differences of :mod:`workbench.selfpref`.
+"""Self-preference (issue 27): the difference-in-differences of :mod:`workbench.analysis.selfpref`.
 
 Reference values are hand calculations spelled out in comments, or the planted truth of the
 simulator; never the function under test.
@@ -15,8 +15,10 @@ from conftest import read_records
 from scipy import stats as sps
 
 import workbench as wb
-from workbench import pipeline, selfpref, synth
-from workbench.errors import ConfigError
+from workbench.analysis import selfpref
+from workbench.common.errors import ConfigError
+from workbench.document import pipeline
+from workbench.sim import synth
 
 JA, JO = "anthropic/claude-3", "openai/gpt-4o"  # judges: families anthropic, openai
 WRITERS = {"v_claude": "anthropic/claude-3-haiku", "v_gpt": "openai/gpt-4o-mini"}
@@ -274,7 +276,7 @@ def test_synth_recovers_each_judges_planted_preference(tmp_path: Path) -> None:
     assert any(m["name"] == selfpref.JUDGE_METHOD for m in doc["methods"])
     html = _report_text(tmp_path)
     assert "separated per judge below" in html and html.count("whose family wrote none of the outputs") == 2
-    from workbench import terminal
+    from workbench.cli import terminal
 
     text = terminal.judges_text(doc)  # the terminal says what the report says
     assert text is not None and text.count("has an own-family preference of") == 2

@@ -36,7 +36,7 @@ def test_runtime_and_dev_locks_pin_everything_once() -> None:
     for req in project["dependencies"]:
         assert _requirement_name(req) in runtime, f"runtime dependency {req} not in requirements.lock"
     assert set(project["optional-dependencies"]) == {"dev", "lab", "dask"}  # duckdb is a runtime dependency now
-    assert "duckdb" in runtime  # the JSONL engine (workbench/engine.py)
+    assert "duckdb" in runtime  # the JSONL engine (workbench/ingest/engine.py)
     for extra in ("dev", "lab", "dask"):
         for req in project["optional-dependencies"][extra]:
             assert _requirement_name(req) in dev, f"{extra} dependency {req} not in requirements-dev.lock"

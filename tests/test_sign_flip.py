@@ -125,7 +125,7 @@ def test_results_json_says_which_form(tmp_path) -> None:  # type: ignore[no-unty
 
     from scipy.stats import norm
 
-    from workbench import cli
+    from workbench.cli import main as cli
 
     rng = np.random.default_rng(9)
     g = stats.SIGN_FLIP_ASYMPTOTIC_CLUSTERS + 100

@@ -1,4 +1,4 @@
-"""The row table on disk (workbench.ingest_spill): the same table, in no anonymous memory.
+"""The row table on disk (workbench.ingest.spill): the same table, in no anonymous memory.
 
 Checked against the in-memory path (``WORKBENCH_SPILL=never``), which the rest of the suite
 guards: every column, dtype and chunk count of the row table and ``results.json`` byte for
@@ -23,9 +23,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-from workbench import cli, engine, execute, ingest_spill, pipeline, results
-from workbench.config import load_config
-from workbench.errors import InputError
+from workbench.cli import main as cli
+from workbench.common import results
+from workbench.common.config import load_config
+from workbench.common.errors import InputError
+from workbench.document import pipeline
+from workbench.ingest import engine, execute
+from workbench.ingest import spill as ingest_spill
 
 ROOT = Path(__file__).resolve().parents[1]
 HAZARDS = sorted((ROOT / "tests" / "data" / "hazards").glob("*.jsonl"))

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from workbench import census, stats
+from workbench import stats
+from workbench.analysis import census
 
 
 def _enumerate(m, t, lab, blk, k):

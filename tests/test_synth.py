@@ -29,9 +29,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import workbench as wb
-from workbench import cli, selftest, stats, synth
-from workbench.errors import ConfigError
-from workbench.ingest import BUCKETS
+from workbench import stats
+from workbench.cli import main as cli
+from workbench.cli import selftest
+from workbench.common.errors import ConfigError
+from workbench.ingest.reader import BUCKETS
+from workbench.sim import synth
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -124,7 +127,7 @@ def test_selftest_passes_one_line_per_expectation(capsys) -> None:
 
 def test_selftest_fails_when_the_instrument_is_blind(monkeypatch, capsys) -> None:
     """A reducer that fills missing scores (the pathology itself) must make the self-test fail."""
-    from workbench import census
+    from workbench.analysis import census
 
     def blind(m, t, labels, blocks, seed):  # a missingness test that never finds anything
         return stats.TestResult(None, 1.0, "block_permutation")
@@ -147,7 +150,7 @@ def _slope_zero(y, x, fe, clusters, confidence=0.95):
 def _selfpref_vs_writing_judge(scored, cfg, judges, jf):
     # the reference taken from a writing family (openai/judge's is anthropic/judge): the pair's
     # sum +0.5 reported as openai/judge's own figure
-    from workbench import selfpref
+    from workbench.analysis import selfpref
 
     base = {"identified": False, "why": None, "estimate": None, "ci_low": None, "ci_high": None}
     return [selfpref._judge_record(scored, cfg, dict(base, judge=j, family=jf[j]), j,
@@ -159,8 +162,8 @@ def _selfpref_vs_writing_judge(scored, cfg, judges, jf):
 @pytest.mark.parametrize("target, attr, fake, failing", [
     ("stats", "ppi_mean_cr2", _ppi_without_rectifier,
      "FAIL  judge_biases: the prediction-powered mean of the lenient anthropic/judge covers"),
-    ("length", "within_slope", _slope_zero, "FAIL  judge_biases: anthropic/judge's planted length slope"),
-    ("selfpref", "_judges", _selfpref_vs_writing_judge,
+    ("analysis.length", "within_slope", _slope_zero, "FAIL  judge_biases: anthropic/judge's planted length slope"),
+    ("analysis.selfpref", "_judges", _selfpref_vs_writing_judge,
      "FAIL  judge_biases: openai/judge's own-family preference covers its truth"),
 ])
 def test_selftest_fails_when_a_judge_diagnostic_is_blind(monkeypatch, capsys, target, attr, fake, failing) -> None:

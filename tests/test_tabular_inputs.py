@@ -3,7 +3,7 @@
 The acceptance test writes one list of hazard records as JSONL, as CSV and as Parquet (the
 Parquet file without the blank record: a Parquet file has no blank row) and asserts the three
 ledgers agree line by line: bucket, reason, key values, field statuses, usable values, flags,
-verdict. The CSV is written by hand following the typing rule of :mod:`workbench.tabular`
+verdict. The CSV is written by hand following the typing rule of :mod:`workbench.ingest.tabular`
 (numbers as their JSON text, NaN as ``NaN``, a list as its JSON text, an absent field as an
 empty cell); the Parquet file holds the headline in a string column (the only way one column
 can hold ``8/10`` beside ``7``) and the sub-scores in an integer column with nulls.
@@ -27,9 +27,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from workbench import InputError, load_config, read_rows, tabular
-from workbench.cli import main as cli_main
-from workbench.detect import classify, detect
+from workbench import InputError, load_config, read_rows
+from workbench.cli.main import main as cli_main
+from workbench.ingest import tabular
+from workbench.ingest.detect import classify, detect
 
 DROP = object()
 BLANK = object()
@@ -314,7 +315,7 @@ def test_cli_exit_codes(tmp_path: Path, capsys) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text(HEAD + "s1,v1,1,j1,7\n", encoding="utf-8")
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys; from workbench.cli import main; sys.exit(main())",
+        [sys.executable, "-c", "import sys; from workbench.cli.main import main; sys.exit(main())",
          "analyze", str(bad), "--out", str(tmp_path / "o3"), "-q"],
         capture_output=True, text=True, timeout=300, cwd=str(Path(__file__).resolve().parents[1]),
         env={"PYTHONPATH": str(Path(__file__).resolve().parents[1]), "PATH": "/usr/bin:/bin"})

@@ -1,4 +1,4 @@
-"""The closed vocabularies (workbench.vocab): one spelling of each name, and every mapping
+"""The closed vocabularies (workbench.common.vocab): one spelling of each name, and every mapping
 keyed by a vocabulary covers it exactly (a bucket the report has no meaning for is a bucket
 the report would silently leave out of its ledger table)."""
 
@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from workbench import check, ingest, scorecard, terminal, vocab
+from workbench.analysis import check, scorecard
+from workbench.cli import terminal
+from workbench.common import vocab
+from workbench.ingest import reader as ingest
 from workbench.report import model
 
 GOLDEN = Path(__file__).parent / "golden" / "example_results.json"

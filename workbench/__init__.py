@@ -21,27 +21,79 @@ from typing import TYPE_CHECKING, Any
 
 #: public name -> the submodule that defines it
 _EXPORTS = {
-    "census_table": "api",
-    "claims": "api",
-    "contrasts": "api",
-    "judge_offsets": "api",
-    "load_rows": "api",
-    "published_check": "api",
-    "scorecard_table": "api",
-    "Config": "config",
-    "load_config": "config",
-    "ConfigError": "errors",
-    "InputError": "errors",
-    "WorkbenchError": "errors",
-    "BUCKETS": "ingest",
-    "FIELD_STATUSES": "ingest",
-    "read_rows": "ingest",
-    "apply_plan": "ledger",
-    "count_ledger": "ledger",
-    "read_plan": "ledger",
-    "Analysis": "pipeline",
-    "load": "pipeline",
-    "run": "pipeline",
+    "census_table": "document.api",
+    "claims": "document.api",
+    "contrasts": "document.api",
+    "judge_offsets": "document.api",
+    "load_rows": "document.api",
+    "published_check": "document.api",
+    "scorecard_table": "document.api",
+    "Config": "common.config",
+    "load_config": "common.config",
+    "ConfigError": "common.errors",
+    "InputError": "common.errors",
+    "WorkbenchError": "common.errors",
+    "BUCKETS": "ingest.reader",
+    "FIELD_STATUSES": "ingest.reader",
+    "read_rows": "ingest.reader",
+    "apply_plan": "ingest.ledger",
+    "count_ledger": "ingest.ledger",
+    "read_plan": "ingest.ledger",
+    "Analysis": "document.pipeline",
+    "load": "document.pipeline",
+    "run": "document.pipeline",
+}
+
+#: the flat submodule names of earlier releases -> where each module lives now, so ``wb.census``
+#: and the like keep working (``wb.ingest``, ``wb.reduce``,
+#: ``wb.document`` and ``wb.cli`` are now packages)
+_MOVED = {
+    "api": "document.api",
+    "board": "analysis.board",
+    "calibrate": "sim.calibrate",
+    "calibrate_grid": "sim.calibrate_grid",
+    "calibrate_judges": "sim.calibrate_judges",
+    "census": "analysis.census",
+    "check": "analysis.check",
+    "cliargs": "document.cliargs",
+    "clusters": "ingest.clusters",
+    "cmd_batch": "cli.batch",
+    "cmd_check": "cli.check",
+    "cmd_report": "cli.report",
+    "config": "common.config",
+    "detect": "ingest.detect",
+    "engine": "ingest.engine",
+    "errors": "common.errors",
+    "example": "sim.example",
+    "execute": "ingest.execute",
+    "files": "common.files",
+    "formats": "ingest.formats",
+    "harness": "analysis.harness",
+    "human": "analysis.human",
+    "ingest_spill": "ingest.spill",
+    "ledger": "ingest.ledger",
+    "length": "analysis.length",
+    "methods": "common.methods",
+    "names": "analysis.names",
+    "numbers": "common.numbers",
+    "outdir": "common.outdir",
+    "paired": "analysis.paired",
+    "pipeline": "document.pipeline",
+    "plots": "report.plots",
+    "provenance": "analysis.provenance",
+    "ranks": "analysis.ranks",
+    "reduce_codes": "reduce.codes",
+    "results": "common.results",
+    "schemas": "common.schemas",
+    "scorecard": "analysis.scorecard",
+    "selection": "ingest.selection",
+    "selfpref": "analysis.selfpref",
+    "selftest": "cli.selftest",
+    "synth": "sim.synth",
+    "tabular": "ingest.tabular",
+    "terminal": "cli.terminal",
+    "text": "common.text",
+    "vocab": "common.vocab",
 }
 
 __all__ = [
@@ -73,6 +125,10 @@ def __getattr__(name: str) -> Any:
     """``wb.run``, ``wb.Config``...: imported from their submodule on first use; ``wb.stats``
     and the other submodules likewise."""
     module = _EXPORTS.get(name)
+    if module is None and name in _MOVED:
+        value = importlib.import_module(f".{_MOVED[name]}", __name__)
+        globals()[name] = value
+        return value
     if module is not None:
         value = getattr(importlib.import_module(f".{module}", __name__), name)
         globals()[name] = value
@@ -91,7 +147,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: the eager imports
-    from .api import (  # noqa: F401
+    from .common.config import Config, load_config  # noqa: F401
+    from .common.errors import ConfigError, InputError, WorkbenchError  # noqa: F401
+    from .document.api import (  # noqa: F401
         census_table,
         claims,
         contrasts,
@@ -100,8 +158,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the eager imports
         published_check,
         scorecard_table,
     )
-    from .config import Config, load_config  # noqa: F401
-    from .errors import ConfigError, InputError, WorkbenchError  # noqa: F401
-    from .ingest import BUCKETS, FIELD_STATUSES, read_rows  # noqa: F401
-    from .ledger import apply_plan, count_ledger, read_plan  # noqa: F401
-    from .pipeline import Analysis, load, run  # noqa: F401
+    from .document.pipeline import Analysis, load, run  # noqa: F401
+    from .ingest.ledger import apply_plan, count_ledger, read_plan  # noqa: F401
+    from .ingest.reader import BUCKETS, FIELD_STATUSES, read_rows  # noqa: F401

@@ -3,7 +3,7 @@
 The notebook (``notebooks/reanalysis.ipynb``) only calls the functions re-exported here and
 displays what they return. The package never computes a statistic nor makes a judgment:
 every number and every verdict, gate or confounding flag comes from the results document of
-:func:`workbench.pipeline.run` (``Analysis.doc``).
+:func:`workbench.document.pipeline.run` (``Analysis.doc``).
 
 One module per concern:
 
@@ -25,9 +25,9 @@ One module per concern:
 
 from __future__ import annotations
 
-from .assets import CSS  # noqa: F401
-from .build import build, command_for, overrides  # noqa: F401
-from .export import (  # noqa: F401
+from workbench.report.assets import CSS  # noqa: F401
+from workbench.report.build import build, command_for, overrides  # noqa: F401
+from workbench.report.export import (  # noqa: F401
     GateFailed,
     export_html,
     external_references,
@@ -38,16 +38,16 @@ from .export import (  # noqa: F401
     title_for,
     vega_bundle,
 )
-from .figures import FIGURES, _json_script, chart, chart_spec, figure, make_figure, save_figure  # noqa: F401
-from .formats import interval, num, p_is, pct, pval, signed  # noqa: F401
-from .kernel import execute, notebook_path  # noqa: F401
-from .markup import Html, badge, details, esc, join, para, table, tag  # noqa: F401
-from .model import BUCKET_MEANING, ROWS_LISTED, SECTIONS, STATUS_CLASS, VERDICT_CLASS, VERSIONED, Report  # noqa: F401
-from .prose import leads, limits  # noqa: F401
-from .provenance import git_commit, results_sha256, versions  # noqa: F401
-from .queries import contrast_verdict, headline_contrasts, pooled_cells, pooled_offsets  # noqa: F401
-from .sections import header, heading  # noqa: F401
-from .tables import (  # noqa: F401
+from workbench.report.figures import FIGURES, _json_script, chart, chart_spec, figure, make_figure, save_figure  # noqa: F401
+from workbench.report.formats import interval, num, p_is, pct, pval, signed  # noqa: F401
+from workbench.report.kernel import execute, notebook_path  # noqa: F401
+from workbench.report.markup import Html, badge, details, esc, join, para, table, tag  # noqa: F401
+from workbench.report.model import BUCKET_MEANING, ROWS_LISTED, SECTIONS, STATUS_CLASS, VERDICT_CLASS, VERSIONED, Report  # noqa: F401
+from workbench.report.prose import leads, limits  # noqa: F401
+from workbench.report.provenance import git_commit, results_sha256, versions  # noqa: F401
+from workbench.report.queries import contrast_verdict, headline_contrasts, pooled_cells, pooled_offsets  # noqa: F401
+from workbench.report.sections import header, heading  # noqa: F401
+from workbench.report.tables import (  # noqa: F401
     census_tables,
     claims_table,
     contrasts_table,

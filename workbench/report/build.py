@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import config as config_mod
-from ..errors import WorkbenchError
-from .model import Report
-from .prose import leads
+from workbench.common import config as config_mod
+from workbench.common.errors import WorkbenchError
+from workbench.report.model import Report
+from workbench.report.prose import leads
 
 
 def overrides(
@@ -26,7 +26,7 @@ def overrides(
     subsets: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Config overrides exactly as the CLI builds them (``-p NAME VALUE`` pairs, then flags)."""
-    from .. import cliargs
+    from workbench.document import cliargs
 
     ns = argparse.Namespace(
         param=[(str(p[0]), str(p[1])) for p in params],
@@ -144,7 +144,7 @@ def build(
     write_outputs: bool = True,
     command_line: str | None = None,
 ) -> Report:
-    """Run the analysis (:func:`workbench.pipeline.run`) the way ``workbench report`` does.
+    """Run the analysis (:func:`workbench.document.pipeline.run`) the way ``workbench report`` does.
 
     The parameters are the notebook's ``parameters`` cell; the config is built by the same
     code as the CLI's, so a notebook run and ``workbench analyze`` with the same flags write the
@@ -153,7 +153,7 @@ def build(
     passes False, so the provenance section checks its file against this computation), and
     ``report.html`` from :func:`workbench.report.finish`.
     """
-    from .. import cliargs, pipeline
+    from workbench.document import cliargs, pipeline
 
     checked = validate_parameters({
         "inputs": inputs, "config": config, "preset": preset, "plan": plan, "published": published,
@@ -173,7 +173,7 @@ def build(
     out_dir = str(out) if out is not None else "report"
     over = overrides(pairs, min_valid_n, min_clusters, seed, resamples, confidence, subsets)
     cfg = config_mod.load_config(config, preset, over or None)
-    from ..execute import Execution
+    from workbench.ingest.execute import Execution
 
     # where ingest runs (never part of results.json): a report of URL inputs reads them as
     # `workbench report --engine dask` did

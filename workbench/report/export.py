@@ -18,11 +18,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..errors import WorkbenchError
-from ..text import gate_summary
-from .assets import _EMBED_JS, _TEMPLATE, CSS, TABLES_JS
-from .kernel import execute
-from .markup import FRAGMENT_MIME, esc
+from workbench.common.errors import WorkbenchError
+from workbench.common.text import gate_summary
+from workbench.report.assets import _EMBED_JS, _TEMPLATE, CSS, TABLES_JS
+from workbench.report.kernel import execute
+from workbench.report.markup import FRAGMENT_MIME, esc
 
 
 def _inline_script(code: str) -> str:
@@ -222,7 +222,7 @@ def _kernel_fragments(start: int | None) -> list[str]:
     """What this IPython session displayed as :class:`Html` since cell ``start`` (the build)."""
     from IPython import get_ipython
 
-    from .markup import Html
+    from workbench.report.markup import Html
 
     shell = get_ipython()
     if shell is None:

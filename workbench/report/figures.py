@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import plots
-from ..errors import WorkbenchError
-from .markup import Html, esc
-from .model import Report
-from .queries import headline_contrasts, pooled_cells, pooled_offsets
-from .tables import published_cells
+from workbench.common.errors import WorkbenchError
+from workbench.report import plots
+from workbench.report.markup import Html, esc
+from workbench.report.model import Report
+from workbench.report.queries import headline_contrasts, pooled_cells, pooled_offsets
+from workbench.report.tables import published_cells
 
 
 def _img(path: Path, alt: str) -> Html:

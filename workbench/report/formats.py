@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..text import pct  # noqa: F401  (re-exported: the one rule for printing a rate)
+from workbench.common.text import pct  # noqa: F401  (re-exported: the one rule for printing a rate)
 
 
 def num(x: float | None, nd: int = 2) -> str:

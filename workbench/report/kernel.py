@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import WorkbenchError
+from workbench.common.errors import WorkbenchError
 
 
 def notebook_path() -> Path:

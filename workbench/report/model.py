@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import config as config_mod
+from workbench.common import config as config_mod
 
 #: Sections in report order: (anchor, title).
 SECTIONS: tuple[tuple[str, str], ...] = (

@@ -10,11 +10,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import plots
-from .formats import _plural, _series, interval, num, p_is, pct, signed
-from .model import BUCKET_MEANING, ROWS_LISTED, Report
-from .provenance import results_sha256
-from .queries import _cell_label, _margin, contrast_verdict, headline_contrasts, pooled_cells, pooled_offsets
+from workbench.report import plots
+from workbench.report.formats import _plural, _series, interval, num, p_is, pct, signed
+from workbench.report.model import BUCKET_MEANING, ROWS_LISTED, Report
+from workbench.report.provenance import results_sha256
+from workbench.report.queries import (
+    _cell_label,
+    _margin,
+    contrast_verdict,
+    headline_contrasts,
+    pooled_cells,
+    pooled_offsets,
+)
 
 
 def leads(r: Report) -> dict[str, str]:
@@ -179,7 +186,7 @@ def _lead_published(r: Report) -> str:
     if checks is None:
         return "No published scorecard was given (--published), so no published number was audited."
     if checks:
-        from ..check import published_headline
+        from workbench.analysis.check import published_headline
 
         s = published_headline(list(checks))
         # the first screen's one line; each cell's rules, the nearest rule and the ambiguities

@@ -9,8 +9,8 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from .. import results
-from .model import VERSIONED, Report
+from workbench.common import results
+from workbench.report.model import VERSIONED, Report
 
 
 def results_sha256(r: Report) -> str:

@@ -64,7 +64,7 @@ def pooled_offsets(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 def contrast_verdict(c: Mapping[str, Any], alpha: float | None = None,
                      target: float | None = None) -> tuple[str, str]:
     """``(label, kind)`` for a contrast, from the judgment the analysis recorded
-    (:func:`workbench.paired.contrast_call`: ``higher``, ``holm_significant``,
+    (:func:`workbench.analysis.paired.contrast_call`: ``higher``, ``holm_significant``,
     ``underpowered``); ``alpha`` and ``target`` are accepted for compatibility and unused."""
     if c.get("ci_low") is None or c.get("ci_high") is None:
         return "no interval", "muted"

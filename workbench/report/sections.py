@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import board as board_mod
-from .assets import CSS
-from .formats import _plural, interval, signed
-from .markup import Html, badge, esc, name_cell, table
-from .model import SECTIONS, VERDICT_CLASS, Report
+from workbench.analysis import board as board_mod
+from workbench.report.assets import CSS
+from workbench.report.formats import _plural, interval, signed
+from workbench.report.markup import Html, badge, esc, name_cell, table
+from workbench.report.model import SECTIONS, VERDICT_CLASS, Report
 
 
 def heading(r: Report, key: str) -> Html:

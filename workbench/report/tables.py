@@ -12,16 +12,25 @@ from typing import Any
 
 import polars as pl
 
-from .. import methods, plots
-from ..length import slope_lines
-from ..ranks import LIST_LIMIT, basis_text, by_variant, rank_label
-from ..terminal import cell_text
-from .formats import bounded_interval, interval, num, pct, pval, signed, truncated
-from .markup import Html, badge, details, drill, esc, join, name_cell, para, table, tag
-from .model import BUCKET_MEANING, ROWS_LISTED, STATUS_CLASS, VERDICT_CLASS, Report
-from .prose import human_sentences, limits, self_preference_sentences
-from .provenance import git_commit, results_sha256, versions
-from .queries import _cell_key, _cell_label, _margin, contrast_verdict, headline_contrasts, pooled_cells, pooled_offsets
+from workbench.analysis.length import slope_lines
+from workbench.analysis.ranks import LIST_LIMIT, basis_text, by_variant, rank_label
+from workbench.common import methods
+from workbench.common.text import cell_text
+from workbench.report import plots
+from workbench.report.formats import bounded_interval, interval, num, pct, pval, signed, truncated
+from workbench.report.markup import Html, badge, details, drill, esc, join, name_cell, para, table, tag
+from workbench.report.model import BUCKET_MEANING, ROWS_LISTED, STATUS_CLASS, VERDICT_CLASS, Report
+from workbench.report.prose import human_sentences, limits, self_preference_sentences
+from workbench.report.provenance import git_commit, results_sha256, versions
+from workbench.report.queries import (
+    _cell_key,
+    _cell_label,
+    _margin,
+    contrast_verdict,
+    headline_contrasts,
+    pooled_cells,
+    pooled_offsets,
+)
 
 
 def provenance_tables(r: Report) -> Html:
@@ -1155,7 +1164,7 @@ def _pooled_deff_text(doc: Mapping[str, Any]) -> str:
 
 def methods_rows(r: Report) -> list[tuple[str, list[str]]]:
     """The Methods table's rows: (recorded method name, [what, method, computed on, reference]),
-    one per method the run recorded (:func:`workbench.methods.recorded`), none other."""
+    one per method the run recorded (:func:`workbench.common.methods.recorded`), none other."""
     on = _computed_on(r)
     rows = []
     for name, places in methods.recorded(r.doc).items():

@@ -22,7 +22,7 @@ Conventions used throughout
 
 from __future__ import annotations
 
-from .agreement import (  # noqa: F401
+from workbench.stats.agreement import (  # noqa: F401
     _average_ranks,
     _krippendorff_two_raters,
     _unique_inverse,
@@ -35,7 +35,7 @@ from .agreement import (  # noqa: F401
     spearman_ranked,
     within_one,
 )
-from .base import (  # noqa: F401
+from workbench.stats.base import (  # noqa: F401
     _CHUNK_CELLS,
     CellStats,
     DiffStats,
@@ -60,7 +60,7 @@ from .base import (  # noqa: F401
     derive_seed,
     one_blas_thread,
 )
-from .bootstrap import (  # noqa: F401
+from workbench.stats.bootstrap import (  # noqa: F401
     _JOINT_BLOCK_CELLS,
     JOINT_BOOTSTRAP_METHOD,
     JOINT_SEED_BLOCK,
@@ -68,7 +68,7 @@ from .bootstrap import (  # noqa: F401
     joint_bootstrap_weights,
     joint_percentile,
 )
-from .components import (  # noqa: F401
+from workbench.stats.components import (  # noqa: F401
     SideComponents,
     _between_within,
     combine_variance_components,
@@ -76,13 +76,13 @@ from .components import (  # noqa: F401
     contrast_variance_components,
     side_variance_components,
 )
-from .contingency import (  # noqa: F401
+from workbench.stats.contingency import (  # noqa: F401
     _chi2_stat,
     contingency_test,
     fisher_exact_2x2,
     leave_one_cluster_out_diff,
 )
-from .cr2 import (  # noqa: F401
+from workbench.stats.cr2 import (  # noqa: F401
     CR2_METHOD,
     PPI_METHOD,
     ClusterInference,
@@ -93,7 +93,7 @@ from .cr2 import (  # noqa: F401
     diff_cr2_sides,
     ppi_mean_cr2,
 )
-from .differences import (  # noqa: F401
+from workbench.stats.differences import (  # noqa: F401
     ClusterSide,
     _shared_codes,
     cluster_bootstrap_diff,
@@ -102,7 +102,7 @@ from .differences import (  # noqa: F401
     diff_clustered_sides,
     leave_one_cluster_out_sides,
 )
-from .means import (  # noqa: F401
+from workbench.stats.means import (  # noqa: F401
     _NO_CR2,
     _cell_clustered,
     _clustered_se_codes,
@@ -120,17 +120,17 @@ from .means import (  # noqa: F401
     t_interval,
     wilson_interval,
 )
-from .multiplicity import (  # noqa: F401
+from workbench.stats.multiplicity import (  # noqa: F401
     holm,
     holm_stepdown_levels,
 )
-from .paired import (  # noqa: F401
+from workbench.stats.paired import (  # noqa: F401
     _WILCOXON_ENUMERATE,
     diff_counts,
     paired_summary,
     wilcoxon_p,
 )
-from .passk import (  # noqa: F401
+from workbench.stats.passk import (  # noqa: F401
     PASS_K_DF_MULTIPLE,
     PASS_K_METHOD,
     PASS_K_METHODS,
@@ -138,7 +138,7 @@ from .passk import (  # noqa: F401
     pass_hat_k,
     pass_k_interval,
 )
-from .permutation import (  # noqa: F401
+from workbench.stats.permutation import (  # noqa: F401
     _PLUS_MINUS,
     PERMUTATION_ENUMERATION_LIMIT,
     PERMUTATION_EXACT_BUDGET,
@@ -164,7 +164,7 @@ from .permutation import (  # noqa: F401
     sign_flip_asymptotic,
     sign_flip_test,
 )
-from .power import (  # noqa: F401
+from workbench.stats.power import (  # noqa: F401
     _check_alpha_power,
     _monotone_visits,
     cluster_power_plan,
@@ -173,7 +173,7 @@ from .power import (  # noqa: F401
     order_statistic_n,
     power_t,
 )
-from .proportions import (  # noqa: F401
+from workbench.stats.proportions import (  # noqa: F401
     ClusteredProportion,
     _cluster_counts,
     _wilson_real,

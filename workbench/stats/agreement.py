@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _sps
 
-from .base import _f, _pair, _values
+from workbench.stats.base import _f, _pair, _values
 
 # ---------------------------------------------------------------------------
 # Agreement between two raters on paired ordinal scores

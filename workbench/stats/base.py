@@ -419,7 +419,7 @@ def one_blas_thread() -> Any:
     with 1 against 2 threads, 17 of 30 large matrix-vector products and 20 of 30 dot
     products differed in the last bits), so without it a result could depend on the
     machine's core count. On a shared machine OpenBLAS threads also spin-wait (the sign-flip
-    products cost about twice the CPU with 2 threads under load). :func:`workbench.pipeline.run`
+    products cost about twice the CPU with 2 threads under load). :func:`workbench.document.pipeline.run`
     and the calibration run entirely inside it; the functions here that multiply with BLAS
     (:func:`sign_flip_test`, the joint bootstrap) enter it themselves for direct callers.
     """

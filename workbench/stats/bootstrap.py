@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .base import _check_confidence, _check_resamples, _percentile_interval
+from workbench.stats.base import _check_confidence, _check_resamples, _percentile_interval
 
 # ---------------------------------------------------------------------------
 # Joint cluster bootstrap on per-scenario sums (one set of weights per run)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .base import _codes, _values
+from workbench.stats.base import _codes, _values
 
 # ---------------------------------------------------------------------------
 # Variance components of a contrast (between and within scenarios)

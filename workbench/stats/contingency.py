@@ -11,8 +11,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _sps
 
-from .base import TestResult, _check_resamples, _chunks, _f
-from .differences import _shared_codes
+from workbench.stats.base import TestResult, _check_resamples, _chunks, _f
+from workbench.stats.differences import _shared_codes
 
 # ---------------------------------------------------------------------------
 # Contingency tables

@@ -14,9 +14,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _sps
 
-from .base import _check_confidence, _codes, _flush, _values
-from .differences import ClusterSide, _shared_codes, cluster_side
-from .means import t_interval
+from workbench.stats.base import _check_confidence, _codes, _flush, _values
+from workbench.stats.differences import ClusterSide, _shared_codes, cluster_side
+from workbench.stats.means import t_interval
 
 # ---------------------------------------------------------------------------
 # Small-sample cluster-robust inference: CR2 with Bell-McCaffrey degrees of freedom

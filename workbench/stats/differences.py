@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _sps
 
-from .base import (
+from workbench.stats.base import (
     DiffStats,
     _check_confidence,
     _check_resamples,
@@ -25,7 +25,7 @@ from .base import (
     _percentile_interval,
     _values,
 )
-from .means import t_interval
+from workbench.stats.means import t_interval
 
 # ---------------------------------------------------------------------------
 # Unpaired differences

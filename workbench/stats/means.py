@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _sps
 
-from .base import (
+from workbench.stats.base import (
     CellStats,
     _check_confidence,
     _check_resamples,

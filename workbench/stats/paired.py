@@ -11,9 +11,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats as _sps
 
-from .base import PairedStats, _check_confidence, _codes, _f, _values
-from .cr2 import cluster_mean_cr2
-from .means import cluster_bootstrap_mean, clustered_se, mean_se, t_interval
+from workbench.stats.base import PairedStats, _check_confidence, _codes, _f, _values
+from workbench.stats.cr2 import cluster_mean_cr2
+from workbench.stats.means import cluster_bootstrap_mean, clustered_se, mean_se, t_interval
 
 # ---------------------------------------------------------------------------
 # Paired differences

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .base import _check_confidence, _codes, _flush, _norm_ppf, _t_ppf
-from .cr2 import cluster_mean_cr2
-from .means import _clustered_se_codes, t_interval
-from .proportions import _wilson_real
+from workbench.stats.base import _check_confidence, _codes, _flush, _norm_ppf, _t_ppf
+from workbench.stats.cr2 import cluster_mean_cr2
+from workbench.stats.means import _clustered_se_codes, t_interval
+from workbench.stats.proportions import _wilson_real
 
 # ---------------------------------------------------------------------------
 # pass^k: the chance that k trials of an item all pass, with its interval

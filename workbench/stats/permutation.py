@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special as _sps_special
 from scipy import stats as _sps
 
-from .base import TestResult, _check_resamples, _chunks, _codes, _labels, _values, one_blas_thread
+from workbench.stats.base import TestResult, _check_resamples, _chunks, _codes, _labels, _values, one_blas_thread
 
 # ---------------------------------------------------------------------------
 # Permutation tests within blocks and sign flips across clusters
@@ -507,7 +507,7 @@ def _sign_flip_monte_carlo(sums: NDArray[np.float64], b: int, seed: int) -> floa
 SIGN_FLIP_ASYMPTOTIC_CLUSTERS = 200
 #: ... provided no cluster holds more than this share of sum_g S_g^2 (the variance of the
 #: sign-flip distribution): one dominant cluster makes it bimodal, not normal. Chosen from
-#: :func:`workbench.calibrate.sign_flip_check` (96,000 null data sets, ``docs/calibration/
+#: :func:`workbench.sim.calibrate.sign_flip_check` (96,000 null data sets, ``docs/calibration/
 #: sign_flip.csv``): with the largest share below 0.2 the normal form's p is within 0.04 of
 #: the Monte-Carlo p (1,000 patterns) wherever either is below 0.1, and the two reject as
 #: often at 5% and 1%; from 0.2 it turns conservative (0.4 and more: 1.6% against 5.0%).
@@ -560,7 +560,7 @@ def sign_flip(diffs: ArrayLike, clusters: ArrayLike, resamples: int = 10000, see
     ``'asymptotic'`` (more than :data:`SIGN_FLIP_ASYMPTOTIC_CLUSTERS` clusters and none
     holding more than :data:`SIGN_FLIP_ASYMPTOTIC_SHARE` of sum_g S_g^2:
     :func:`sign_flip_asymptotic`, O(G) instead of resamples x G; ``seed`` unused), the
-    thresholds chosen by the size simulation in :func:`workbench.calibrate.sign_flip_check`;
+    thresholds chosen by the size simulation in :func:`workbench.sim.calibrate.sign_flip_check`;
     ``'undefined'`` (None, None) when G < 2 or every difference is 0. ``statistic`` is
     |sum_g S_g|. Below the thresholds the p-value is :func:`sign_flip_test`'s, unchanged.
     """

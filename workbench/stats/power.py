@@ -12,7 +12,7 @@ from typing import Any
 
 from scipy import stats as _sps
 
-from .base import _norm_ppf, _t_ppf
+from workbench.stats.base import _norm_ppf, _t_ppf
 
 # ---------------------------------------------------------------------------
 # Minimum detectable effects and sample sizes

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats as _sps
 
-from .base import _check_confidence, _norm_ppf, _t_ppf, _values
+from workbench.stats.base import _check_confidence, _norm_ppf, _t_ppf, _values
 
 # ---------------------------------------------------------------------------
 # Clustered proportions and design effects

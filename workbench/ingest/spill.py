@@ -1,0 +1,171 @@
+"""The row table on disk: columns written to uncompressed Arrow IPC and memory-mapped back.
+
+A large input's row table does not live in the process's own (anonymous) memory. Each
+block's classified frame, as the engine reads it, and each column of the merged row table
+are written to a file in a private temporary folder, mapped back with ``pyarrow.memory_map``
+(``pl.from_arrow`` of the mapped table copies nothing) and the file is unlinked at once: the
+mapping keeps it alive until the last frame using it is dropped, and nothing is left on disk
+afterwards, even when the run fails. The pages are the kernel's page cache: clean, so under
+memory pressure (a cgroup limit, a busy machine) they are dropped and read again from disk
+instead of the process being killed. What stays in anonymous memory is what the stages
+compute from the columns.
+
+Values, chunks and dtypes are exactly those of the frame written (one record batch per
+frame, so a column of the merged table is one chunk, as in memory: a sum over it adds in the
+same order). ``WORKBENCH_SPILL`` chooses: ``auto`` (default: when the inputs hold at least
+:data:`AUTO_BYTES` bytes, or the merged table at least :data:`AUTO_ROWS` rows), ``always``,
+``never``; ``WORKBENCH_SPILL_DIR`` is the folder (default: the system's temporary folder,
+``TMPDIR``). A folder on tmpfs holds its files in memory: point it at a disk.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterable
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from workbench.common.errors import WorkbenchError
+from workbench.common.files import gzip_counted
+
+AUTO_BYTES = 64 * 2**20
+"""``auto``: the row table goes to disk when the input files hold at least this many bytes
+(decompressed: a ``.gz`` counts as its trailer's size, see :func:`input_bytes`)."""
+AUTO_ROWS = 200_000
+"""``auto``: ... or when the merged row table has at least this many rows (any engine)."""
+MODES = ("auto", "always", "never")
+
+
+class SpillError(WorkbenchError):
+    """The temporary folder for the row table could not be written (full disk, no rights)."""
+
+
+def mode() -> str:
+    """``WORKBENCH_SPILL`` (``auto`` when unset); an unknown value is a one-line error."""
+    value = os.environ.get("WORKBENCH_SPILL", "auto").strip().lower() or "auto"
+    if value not in MODES:
+        raise SpillError(f"WORKBENCH_SPILL={value!r}: use one of {', '.join(MODES)}")
+    return value
+
+
+def wanted(paths: Iterable[str] = (), rows: int | None = None) -> bool:
+    """Whether the row table of these input files (or of ``rows`` rows) goes to disk."""
+    m = mode()
+    if m != "auto":
+        return m == "always"
+    if rows is not None and rows >= AUTO_ROWS:
+        return True
+    return sum(input_bytes(p) for p in paths) >= AUTO_BYTES
+
+
+def input_bytes(path: str | os.PathLike[str]) -> int:
+    """The bytes ``path`` holds as ingest reads them: its size, or for a ``.gz`` the larger
+    of its size and its decompressed size, every member counted (:func:`workbench.common.files.
+    gzip_counted`, remembered for the read that follows; the trailer records only the last
+    member's size modulo 2**32), so a well-compressed log of a large sweep is judged by what
+    it holds, not by its few megabytes on disk. 0 for a URL or an unreadable path (decided by
+    rows at the merge)."""
+    try:
+        path = os.fsdecode(path)
+        size = os.path.getsize(path)
+        if not os.path.isfile(path):
+            return 0
+        if not path.endswith(".gz"):
+            return size
+        from workbench.common.files import MAX_INPUT_BYTES
+
+        try:
+            from workbench.common.files import max_input_bytes
+
+            limit = max_input_bytes()
+        except WorkbenchError:  # a bad WORKBENCH_MAX_INPUT_BYTES: the read says so
+            limit = MAX_INPUT_BYTES
+        return max(size, gzip_counted(path, limit))  # 0: not gzip, its size on disk
+    except (OSError, TypeError, ValueError):  # not a path (a NUL in it, not text): decided by rows
+        return 0
+
+
+class Spill:
+    """A private temporary folder whose frames are memory-mapped (see the module's doc).
+
+    Thread-safe (the engine's blocks in flight spill from two threads). ``close()`` removes
+    the folder; the frames it made stay valid (their files are unlinked, not unmapped).
+    """
+
+    def __init__(self, directory: str | None = None):
+        base = directory if directory is not None else os.environ.get("WORKBENCH_SPILL_DIR") or None
+        try:
+            self.dir = tempfile.mkdtemp(prefix="workbench-rows-", dir=base)
+        except OSError as exc:
+            raise SpillError(f"cannot make a folder for the row table in {base or tempfile.gettempdir()}: "
+                             f"{exc.strerror or exc} (WORKBENCH_SPILL_DIR chooses another, "
+                             "WORKBENCH_SPILL=never keeps it in memory)") from None
+        self._n = itertools.count()
+        self._lock = threading.Lock()
+        self.bytes = 0
+        """Bytes written so far (the disk the mapped frames hold until they are dropped)."""
+
+    def frame(self, df: pl.DataFrame) -> pl.DataFrame:
+        """``df`` written to disk and mapped back: the same columns, values, dtypes and chunk
+        count one (one record batch), in no anonymous memory."""
+        if df.height == 0 or df.width == 0:
+            return df
+        with self._lock:
+            path = os.path.join(self.dir, f"{next(self._n)}.arrow")
+        try:
+            df.write_ipc(path, compression="uncompressed", record_batch_size=df.height)
+            size = os.path.getsize(path)
+            table = ipc.open_file(pa.memory_map(path)).read_all()
+        except OSError as exc:
+            raise SpillError(f"cannot write the row table to {self.dir}: {exc.strerror or exc} "
+                             f"(the row table needs about the input's size on disk; "
+                             "WORKBENCH_SPILL_DIR chooses another folder, WORKBENCH_SPILL=never "
+                             "keeps it in memory)") from None
+        finally:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        with self._lock:
+            self.bytes += size
+        out = pl.from_arrow(table, rechunk=False)
+        assert isinstance(out, pl.DataFrame)
+        if out.schema != df.schema:  # pragma: no cover - a dtype IPC cannot carry
+            raise AssertionError(f"spilled frame changed its schema: {df.schema} -> {out.schema}")
+        return out
+
+    def series(self, s: pl.Series) -> pl.Series:
+        """One column written to disk and mapped back (one chunk)."""
+        return self.frame(s.rechunk().to_frame()).to_series()
+
+    def close(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> Spill:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def mapped_bytes() -> int:
+    """Bytes of this process's live mappings of row-table files (0 when none is alive or off
+    Linux): what the spilled frames still hold, read from ``/proc/self/maps``. For tests and
+    measurements; a frame that copied its columns out of the mapping holds none."""
+    total = 0
+    try:
+        with open("/proc/self/maps") as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) >= 6 and "/workbench-rows-" in parts[5]:
+                    lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                    total += hi - lo
+    except OSError:  # pragma: no cover - not Linux
+        return 0
+    return total

@@ -1,0 +1,565 @@
+"""Sufficient statistics of a run, and the joint cluster bootstrap that works on them.
+
+One reduction of the row table (:func:`cell_reduction`) gives, per (field, variant, judge,
+subset, scenario), the number of valid values ``n``, their ``sum`` and ``sumsq``; judges
+pooled have ``judge`` null and all scenarios ``subset`` null. Built once, vectorised
+(polars sort + numpy segment sums in a canonical order, so the float sums do not depend
+on the order of input lines), small: cells x scenarios rows, whatever the number of trials.
+
+The cluster bootstrap of every scorecard cell, judge offset and variant contrast runs on
+per-scenario sums (:class:`JointBootstrap`): scenario weights are drawn once per run over
+the run's sorted scenario index (:func:`scenario_index`), from the run seed, and applied to
+every cell's per-scenario sums (weighted mean = sum_g w_g S_g / sum_g w_g n_g). All cells
+and contrasts are thereby resampled jointly: a contrast's bootstrap is coherent with its two
+cells' (the same resamples), and the cost is resamples x scenarios x cells, not rows.
+
+What is still computed from the valid values and not from this reduction, and why:
+the scorecard's mean, naive, CR1 and CR2 clustered SE (with its Bell-McCaffrey df), ICC and
+design effect (:func:`workbench.stats.cell_summary`) are algebraically functions of (n_g, S_g,
+SS_g) (mean = sum S / sum n; CR1 and CR2 from S_g - n_g * mean and n_g; ICC from SS_g,
+S_g^2 / n_g), but the
+sufficient-statistic forms round differently in the last bits, and the published golden
+results must not change; the per-cell value arrays are cheap (valid n floats). Paired
+judge offsets need the within-item pairs (agreement statistics, Wilcoxon, kappa) and the
+contrasts' power inputs need the values; those stay on rows, and only their bootstraps use
+per-scenario sums of within-item differences.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from workbench import stats
+from workbench.common.config import Config
+from workbench.ingest.selection import cell_rows, subset_filter
+
+KEYED_EXCLUDE = ("blank", "malformed")
+"""Buckets of lines with no usable key: they are no scenario of the run."""
+
+WEIGHTS = ("multinomial: each resample draws G clusters with replacement from the run's sorted "
+           "cluster index (G = all clusters with a keyed row; the cluster is the scenario unless the "
+           "config's cluster: names another unit); a cluster's weight is how often it was drawn, and "
+           "every scenario in it carries that weight; the same weights for every cell, offset and contrast")
+
+# bytes of dense per-scenario columns ([sums | counts], float64) held at once
+_GROUP_BYTES = 128 * 2**20
+# weights cached across passes (as uint8) when resamples x scenarios is at most this
+_CACHE_WEIGHTS = 128 * 2**20
+
+
+def scenario_index(rows: pl.DataFrame) -> list[str]:
+    """The run's canonical scenario index: sorted distinct scenarios of keyed rows."""
+    if rows.height == 0:
+        return []
+    sc = (rows.lazy().filter(~pl.col("bucket").is_in(KEYED_EXCLUDE) & pl.col("scenario").is_not_null())
+          .select(pl.col("scenario").cast(pl.String).unique()).collect())
+    return sorted(sc["scenario"].to_list())
+
+
+def cluster_index(rows: pl.DataFrame) -> list[str]:
+    """The run's canonical cluster index: sorted distinct clusters of keyed rows (the
+    ``cluster`` column, :mod:`workbench.ingest.clusters`; a table without it: the scenarios)."""
+    from workbench.ingest.clusters import column
+
+    if rows.height == 0:
+        return []
+    col = column(rows)
+    sc = (rows.lazy().filter(~pl.col("bucket").is_in(KEYED_EXCLUDE) & pl.col(col).is_not_null())
+          .select(pl.col(col).cast(pl.String).unique()).collect())
+    return sorted(sc[col].to_list())
+
+
+def bootstrap_resamples(cfg: Config, scenarios: int) -> int:
+    """Resamples the joint bootstrap uses: ``bootstrap.resamples``, unless resamples x
+    scenarios would pass ``bootstrap.budget``; then floor(budget / scenarios), at least
+    ``bootstrap.min_resamples`` (never more than requested)."""
+    want = int(cfg.resamples)
+    budget = cfg.bootstrap_budget
+    if budget is None or scenarios <= 0 or want * scenarios <= budget:
+        return want
+    return max(min(want, cfg.bootstrap_min_resamples), int(budget // scenarios))
+
+
+@dataclass
+class _Column:
+    """One registered statistic: its per-scenario counts and sums until its draws are
+    computed (then ``codes``/``n``/``s`` are released: the draws are all later requests
+    need), and the scenarios it has values in, as a bit set (``clusters``)."""
+
+    codes: np.ndarray | None  # scenario codes with at least one value (sorted, unique)
+    n: np.ndarray | None
+    s: np.ndarray | None
+    present: np.ndarray  # np.packbits of the scenarios with a value (uint8, G/8 bytes)
+    size: int  # number of such scenarios
+
+    def release(self) -> None:
+        self.codes = self.n = self.s = None
+
+
+def _compact_counts(n: np.ndarray) -> np.ndarray:
+    """Per-scenario counts in the narrowest unsigned integer type that holds them exactly
+    (float64 when they are not all non-negative integers): the same values, a quarter to an
+    eighth of the bytes while the column waits for its draws."""
+    if n.size == 0 or not (float(n.min()) >= 0 and np.all(n == np.floor(n))):
+        return n
+    top = float(n.max())
+    for dt in (np.uint8, np.uint16, np.uint32):
+        if top <= np.iinfo(dt).max:
+            return n.astype(dt)
+    return n
+
+
+def _compact_sums(s: np.ndarray) -> np.ndarray:
+    """Per-scenario sums as float32 when every one is exactly a float32 (integer sums below
+    2**24, halves...), else float64: the same values either way."""
+    if s.size == 0:
+        return s
+    s32 = s.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        exact = bool(np.array_equal(s32.astype(np.float64), s))
+    return s32 if exact else s
+
+
+@dataclass
+class _Request:
+    target: dict[str, Any]
+    a: int
+    b: int | None
+    keys: tuple[str, str]
+    where: str
+
+
+#: a bootstrap pass of at least this many intervals gets a progress line (on a terminal)
+PROGRESS_MIN_REQUESTS = 5000
+PROGRESS_STEP = 1000
+
+
+@dataclass
+class JointBootstrap:
+    """Collects per-cluster sums of many statistics and bootstraps them on shared weights.
+
+    ``scenarios`` is the index of the units the weights are drawn over: the run's clusters
+    (:func:`cluster_index`; the scenarios themselves unless the config names a ``cluster:``).
+    Every caller registers sums by cluster code (a position in it); ``n_scenarios`` and
+    ``unit`` are only recorded.
+
+    ``add_values``/``add_sums`` register a column (one cell's per-scenario count and sum);
+    ``request`` asks for the percentile interval of a column's mean, or of the difference
+    of two columns' means, to be written into ``target[keys]``; ``run`` computes every
+    pending request (one pass over the resamples) and clears them. Weights are a function of
+    (run seed, scenario index, resample number) only, so a statistic gets the same interval
+    whichever other statistics share its pass, and separate passes (scorecard, offsets,
+    contrasts, claims) use the same resamples.
+    """
+
+    scenarios: list[str]
+    seed: int
+    resamples: int
+    resamples_requested: int
+    confidence: float
+    budget: int | None = None
+    n_scenarios: int | None = None
+    unit: str = "scenario"
+    columns: list[_Column] = field(default_factory=list)
+    pending: list[_Request] = field(default_factory=list)
+    undefined: list[dict[str, Any]] = field(default_factory=list)
+    computed: dict[str, int] = field(default_factory=dict)
+    _sorted: np.ndarray | None = None
+    _cache: np.ndarray | None = None
+    #: ``f(label, total)`` -> a progress callback or None (the pipeline's bar factory); None: silent
+    progress_bar: Any = None
+    tick: Any = None
+    _uncacheable: bool = False
+    _known: dict[bytes, int] = field(default_factory=dict)
+    _draws: dict[int, np.ndarray] = field(default_factory=dict)
+    _every: np.ndarray | None = None
+
+    @classmethod
+    def for_rows(cls, rows: pl.DataFrame, cfg: Config) -> JointBootstrap:
+        """The run's bootstrap: cluster index of ``rows``, seed and resamples of ``cfg``."""
+        index = cluster_index(rows)
+        own = cfg.cluster is not None and "cluster" in rows.columns
+        return cls.for_scenarios(index, cfg, n_scenarios=len(scenario_index(rows)) if own else len(index))
+
+    @classmethod
+    def for_scenarios(cls, scenarios: Sequence[str], cfg: Config, n_scenarios: int | None = None) -> JointBootstrap:
+        """A bootstrap over the given cluster labels (the scenarios, when clusters are
+        scenarios); ``n_scenarios``: how many scenarios they hold (recorded only)."""
+        sc = sorted(str(s) for s in scenarios)
+        return cls(scenarios=sc, seed=stats.derive_seed(cfg.seed, "joint_bootstrap"),
+                   resamples=bootstrap_resamples(cfg, len(sc)), resamples_requested=int(cfg.resamples),
+                   confidence=cfg.confidence, budget=cfg.bootstrap_budget,
+                   n_scenarios=len(sc) if n_scenarios is None else int(n_scenarios), unit=cfg.cluster_name)
+
+    # ------------------------------------------------------------------ columns
+
+    def codes_of(self, labels: np.ndarray) -> np.ndarray:
+        """Scenario codes (positions in the index) of scenario labels; all must be in it."""
+        if len(labels) == 0:
+            return np.zeros(0, dtype=np.intp)
+        if not self.scenarios:
+            raise ValueError("a scenario is not in the run's scenario index (it is empty)")
+        if self._sorted is None:
+            self._sorted = np.array(self.scenarios, dtype=str)
+        lab = np.asarray(labels).astype(str)
+        pos = np.minimum(np.searchsorted(self._sorted, lab), len(self.scenarios) - 1)
+        if np.any(self._sorted[pos] != lab):
+            raise ValueError("a scenario is not in the run's scenario index")
+        return pos.astype(np.intp)
+
+    def add_sums(self, codes: np.ndarray, n: np.ndarray, s: np.ndarray) -> int:
+        """Register a column from per-scenario counts and sums (codes unique); a column
+        equal to one already registered is that column (its draws are computed once)."""
+        order = np.argsort(codes, kind="stable")
+        cc = np.asarray(codes, dtype=np.intp)[order]
+        nn = np.asarray(n, dtype=np.float64)[order]
+        ss = np.asarray(s, dtype=np.float64)[order]
+        # a column is known by a digest of its bytes (what the bytes themselves did, without
+        # keeping a second copy of every column for the life of the run); SHA-256 has CPU
+        # instructions on current x86 and ARM (2.5x blake2b's speed here)
+        h = hashlib.sha256()
+        for a in (cc, nn, ss):
+            h.update(a.tobytes())
+        key = h.digest()
+        known = self._known.get(key)
+        if known is not None:
+            return known
+        mask = np.zeros(len(self.scenarios), dtype=bool)
+        mask[cc] = True
+        present = np.packbits(mask)
+        del mask
+        cc, nn, ss = self._compact_codes(cc), _compact_counts(nn), _compact_sums(ss)
+        self.columns.append(_Column(cc, nn, ss, present, int(cc.size)))
+        self._known[key] = len(self.columns) - 1
+        return len(self.columns) - 1
+
+    def _compact_codes(self, cc: np.ndarray) -> np.ndarray:
+        """A column's scenario codes as held until its draws: the one shared ``arange`` when
+        it has every scenario (the scorecard's cells mostly do), else int32."""
+        g = len(self.scenarios)
+        if cc.size == g and g:
+            if self._every is None:
+                self._every = np.arange(g, dtype=np.int32 if g < 2**31 else np.intp)
+            if np.array_equal(cc, self._every):
+                return self._every
+        return cc.astype(np.int32) if g < 2**31 else cc
+
+    def add_values(self, labels: np.ndarray, values: np.ndarray) -> int:
+        """Register a column from values with their scenario labels (summed in canonical
+        order: by scenario, then value, so the sums do not depend on the order of rows)."""
+        return self.add_coded(self.codes_of(labels), values)
+
+    def add_coded(self, codes: np.ndarray, values: np.ndarray) -> int:
+        """:meth:`add_values` with the values' scenario codes (positions in the index,
+        :meth:`codes_of`) instead of their labels."""
+        x = np.asarray(values, dtype=np.float64)
+        codes = np.asarray(codes, dtype=np.intp)
+        if x.size == 0:
+            return self.add_sums(np.zeros(0, dtype=np.intp), np.zeros(0), np.zeros(0))
+        if _exact_integers(x):
+            # every partial sum is an integer below 2**53, so each scenario's sum is the same
+            # double in any order: counted and summed by bincount, without the sort (zero
+            # sums are +0.0 both ways: no -0.0 among the values)
+            cnt = np.bincount(codes, minlength=len(self.scenarios))
+            sums = np.bincount(codes, weights=x, minlength=len(self.scenarios))
+            present = np.flatnonzero(cnt)
+            return self.add_sums(present, cnt[present].astype(np.float64), sums[present])
+        order = np.lexsort((x, codes))
+        codes, x = codes[order], x[order]
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        n = np.diff(np.r_[starts, codes.size]).astype(np.float64)
+        s = np.add.reduceat(x, starts)
+        return self.add_sums(codes[starts], n, s)
+
+    def clusters(self, col: int, other: int | None = None) -> int:
+        if other is None:
+            return self.columns[col].size
+        both = np.bitwise_or(self.columns[col].present, self.columns[other].present)
+        return int(np.unpackbits(both).sum())  # (np.bitwise_count needs numpy 2)
+
+    def request(self, target: dict[str, Any], a: int, b: int | None = None,
+                keys: tuple[str, str] = ("boot_low", "boot_high"), where: str = "") -> None:
+        """Ask for the interval of mean(a) (or mean(a) - mean(b)) in ``target[keys]``."""
+        self.pending.append(_Request(target, a, b, keys, where))
+
+    # ------------------------------------------------------------------ the pass
+
+    def _weights(self, start: int, stop: int, dtype: type = np.float64,
+                 buffer: np.ndarray | None = None) -> np.ndarray:
+        """Weights of resamples ``start..stop-1`` as ``dtype`` (small integers: exact in
+        float32 and float64 alike), written into ``buffer``'s first rows when given (one
+        buffer for every block of a pass: no fresh pages per block)."""
+        g = len(self.scenarios)
+        if self._cache is None and not self._uncacheable and self.resamples * g <= _CACHE_WEIGHTS:
+            self._cache = self._cached_weights()
+            self._uncacheable = self._cache is None
+        if self._cache is not None:
+            if buffer is not None and buffer.dtype == dtype and buffer.shape[0] >= stop - start:
+                out = buffer[:stop - start]
+                np.copyto(out, self._cache[start:stop], casting="unsafe")
+                return out
+            return self._cache[start:stop].astype(dtype)
+        return stats.joint_bootstrap_weights(g, start, stop, self.seed).astype(dtype, copy=False)
+
+    def _cached_weights(self) -> np.ndarray | None:
+        """Every resample's weights as uint8 (None when a scenario is drawn 256+ times in
+        one resample), written straight into the table: never a float64 table of all
+        resamples (resamples x scenarios x 8 bytes, 0.4 GB at 1M rows) nor of a block."""
+        g, b = len(self.scenarios), self.resamples
+        cache = np.empty((b, g), dtype=np.uint8)
+        try:
+            return stats.joint_bootstrap_weights(g, 0, b, self.seed, out=cache)
+        except OverflowError:  # pragma: no cover - needs a scenario drawn 256+ times
+            return None
+
+    def _exact32(self, both: np.ndarray) -> bool:
+        """True when float32 products are exact: non-negative integers (scores on an integer
+        rubric and counts). Sums of non-negative integers are exact as long as the total
+        stays below 2**24, which :meth:`draws` checks on the result."""
+        if both.dtype.kind == "u":  # counts held as unsigned integers (_compact_counts)
+            return bool(both.size)
+        return bool(both.size) and float(both.min()) >= 0 and bool(np.all(both == np.floor(both)))
+
+    def draws(self, cols: Sequence[int]) -> np.ndarray:
+        """Resampled means of the given columns: (resamples, len(cols)), NaN where undefined.
+
+        Cost: resamples x scenarios x columns multiply-adds (BLAS), in groups of columns
+        (at most ~128 MB of dense per-scenario sums) and blocks of resamples (~32 MB of
+        weights). A group of non-negative integer columns is multiplied in float32, which is
+        exact (integer products and sums below 2**24, checked; else float64 again), so the
+        result is the same as the float64 product, bit for bit, at twice the speed.
+        """
+        # One BLAS thread: the products are many small blocks, and on a shared machine
+        # OpenBLAS threads spin-wait (measured: 0.26 s of CPU single-threaded against 7.4 s
+        # with 2 threads under load, for the same 11 blocks); and one thread makes every
+        # sum's order, so every bit, independent of the number of cores.
+        with stats.one_blas_thread():
+            return self._draws_blocks(cols)
+
+    def _draws_blocks(self, cols: Sequence[int]) -> np.ndarray:
+        g = len(self.scenarios)
+        b = self.resamples
+        # column-major: a column's draws are contiguous, so each statistic's percentile and its
+        # count of undefined resamples read one block of memory (at 90,000 cells, 4x faster
+        # than strided reads of a row-major matrix); the values are the same
+        out = np.empty((len(cols), b), dtype=np.float64).T  # every entry is written below
+        if g == 0 or not cols:
+            out[...] = np.nan
+            return out
+        width = max(1, _GROUP_BYTES // (16 * g))
+        per = max(1, stats._JOINT_BLOCK_CELLS // g)
+        if per >= stats.JOINT_SEED_BLOCK:  # whole generator blocks: none drawn twice
+            per -= per % stats.JOINT_SEED_BLOCK
+        # integer columns together, so their groups can take the exact float32 path
+        kinds = [not (np.all(self.columns[c].s >= 0) and np.all(self.columns[c].s == np.floor(self.columns[c].s)))
+                 for c in cols]
+        order = sorted(range(len(cols)), key=lambda j: (kinds[j], j))
+        buffers: dict[Any, np.ndarray] = {}
+
+        def weights(start: int, stop: int, dtype: type) -> np.ndarray:
+            if dtype not in buffers:
+                buffers[dtype] = np.empty((min(per, b), g), dtype=dtype)
+            return self._weights(start, stop, dtype, buffers[dtype])
+
+        for c0 in range(0, len(order), width):
+            group = order[c0:c0 + width]
+            k = len(group)
+            # exact when every sum and count is a non-negative integer: _exact32 of the
+            # dense matrix, from the columns themselves (the matrix's other entries are 0)
+            integer = not any(kinds[pos] for pos in group) and all(
+                self._exact32(self.columns[cols[pos]].n) or self.columns[cols[pos]].n.size == 0 for pos in group)
+            # In an integer group every product and sum is exact (checked below), so a count
+            # column equal to another one (the cells of several fields valid on the same
+            # rows) is multiplied once: the same numbers, fewer multiply-adds.
+            ncol = self._distinct_counts([cols[pos] for pos in group]) if integer else list(range(k))
+            u = max(ncol) + 1 if ncol else 0
+            # the float32 matrix is filled directly (float64 -> float32 rounds as astype does)
+            both = np.zeros((g, k + u), dtype=np.float32 if integer else np.float64)
+            for j, pos in enumerate(group):
+                col = self.columns[cols[pos]]
+                both[col.codes, j] = col.s
+                both[col.codes, k + ncol[j]] = col.n
+            both32 = None
+            if integer and both.size:  # the float64 copy is rebuilt from it if ever needed
+                both32 = both
+                del both
+            elif integer:
+                both = both.astype(np.float64)
+            for start in range(0, b, per):
+                stop = min(b, start + per)
+                t = None
+                if both32 is not None:
+                    t32 = weights(start, stop, np.float32) @ both32
+                    if float(t32.max(initial=0.0)) < 2.0**24:
+                        t = t32.astype(np.float64)
+                    del t32
+                if t is None:
+                    if both32 is not None:
+                        both = both32.astype(np.float64)  # exact: integers below 2**24
+                    t = weights(start, stop, np.float64) @ both
+                ts, tn = t[:, :k], t[:, k:][:, ncol]
+                # a resample that drew none of a column's scenarios (weighted count 0) is
+                # undefined: NaN; the quotient elsewhere
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    if group == list(range(group[0], group[0] + k)):  # written in place
+                        view = out[start:stop, group[0]:group[0] + k]
+                        np.divide(ts, tn, out=view)
+                        np.copyto(view, np.nan, where=tn <= 0)
+                    else:
+                        out[start:stop, group] = np.where(tn > 0, ts / tn, np.nan)
+                if self.tick is not None:  # the group's k columns, in proportion to the resamples done
+                    self.tick(k * stop // b - k * start // b)
+        return out
+
+    def _distinct_counts(self, cols: Sequence[int]) -> list[int]:
+        """For each column, the index of its count column among the distinct ones (columns
+        whose scenario codes and counts are equal share one), in order of first appearance."""
+        out: list[int] = []
+        seen: dict[tuple[int, float], list[tuple[int, int]]] = {}
+        distinct = 0
+        for c in cols:
+            col = self.columns[c]
+            key = (int(col.codes.size), float(col.n.sum()))
+            for other, idx in seen.get(key, []):
+                o = self.columns[other]
+                if np.array_equal(o.codes, col.codes) and np.array_equal(o.n, col.n):
+                    out.append(idx)
+                    break
+            else:
+                seen.setdefault(key, []).append((c, distinct))
+                out.append(distinct)
+                distinct += 1
+        return out
+
+    def run(self) -> None:
+        """Compute every pending interval (one pass over the resamples), then clear them.
+        Draws of a column are kept, so a later request on it (a contrast on two scorecard
+        cells) reuses them."""
+        if not self.pending:
+            return
+        need = sorted({i for r in self.pending for i in (r.a, r.b) if i is not None} - set(self._draws))
+        # a progress line over the columns drawn and the intervals read off them, when the
+        # caller gave a bar factory (the CLI on a terminal) and the pass is long
+        bar = (self.progress_bar("bootstrap intervals", len(need) + len(self.pending))
+               if self.progress_bar is not None and len(self.pending) >= PROGRESS_MIN_REQUESTS else None)
+        self.tick = bar
+        try:
+            self._run(need, bar)
+        finally:
+            self.tick = None
+            if bar is not None:
+                bar(None)
+
+    def _run(self, need: list[int], bar: Any) -> None:
+        if need:
+            d = self.draws(need)
+            for j, c in enumerate(need):
+                self._draws[c] = d[:, j]
+                self.columns[c].release()
+        self.tick = None
+        for i, r in enumerate(self.pending):
+            if bar is not None and i % PROGRESS_STEP == PROGRESS_STEP - 1:
+                bar(PROGRESS_STEP)
+            x = self._draws[r.a] if r.b is None else self._draws[r.a] - self._draws[r.b]
+            lo, hi, undefined = stats.joint_percentile(x, self.clusters(r.a, r.b), self.confidence)
+            r.target[r.keys[0]], r.target[r.keys[1]] = lo, hi
+            kind = r.where.split(":", 1)[0] if r.where else "other"
+            self.computed[kind] = self.computed.get(kind, 0) + 1
+            if undefined:
+                self.undefined.append({"where": r.where, "undefined": undefined,
+                                       "interval": lo is not None})
+        self.pending = []
+
+    def record(self) -> dict[str, Any]:
+        """What results.json records about the intervals this bootstrap computed."""
+        return {
+            "method": stats.JOINT_BOOTSTRAP_METHOD,
+            "weights": WEIGHTS,
+            "scenarios": len(self.scenarios) if self.n_scenarios is None else self.n_scenarios,
+            "cluster": self.unit,
+            "clusters": len(self.scenarios),
+            "resamples_requested": self.resamples_requested,
+            "resamples": self.resamples,
+            "budget": self.budget,
+            "seed": self.seed,
+            "seed_from": "derive_seed(bootstrap.seed, 'joint_bootstrap')",
+            "interval": "percentile",
+            "confidence": self.confidence,
+            "computed": dict(sorted(self.computed.items())),
+            "undefined": self.undefined,
+            "undefined_note": ("resamples in which a statistic's weighted count was 0 (none of its "
+                               "scenarios drawn) are undefined, left out of its percentiles; with more "
+                               "than half undefined the interval is null"),
+        }
+
+
+# ---------------------------------------------------------------------------- the reduction
+
+
+def _exact_integers(x: np.ndarray) -> bool:
+    """True when ``x`` holds finite integers, no -0.0, with ``size * max|x| < 2**53``: every
+    sum of any of them, in any order, is then exact (the same double)."""
+    if not x.size:
+        return False
+    top = float(np.abs(x).max())
+    return (top * x.size < 2.0**53 and bool(np.all(x == np.floor(x)))
+            and not bool(np.any(np.signbit(x) & (x == 0))))
+
+
+def _segments(frame: pl.DataFrame, keys: list[str], value: str) -> pl.DataFrame:
+    """Per distinct ``keys``: n, sum, sumsq of ``value``, summed in canonical order."""
+    f = frame.sort([*keys, value])
+    if f.height == 0:
+        return f.select(keys).with_columns(pl.lit(0, pl.Int64).alias("n"), pl.lit(0.0).alias("sum"),
+                                           pl.lit(0.0).alias("sumsq"))
+    change = pl.any_horizontal([pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys])
+    starts = np.flatnonzero(f.select(change.fill_null(True).alias("c"))["c"].to_numpy())
+    x = f[value].to_numpy().astype(np.float64)
+    n = np.diff(np.r_[starts, x.size])
+    head = f.select(keys)[starts.tolist()] if starts.size else f.select(keys).clear()
+    return head.with_columns(pl.Series("n", n, pl.Int64), pl.Series("sum", np.add.reduceat(x, starts)),
+                             pl.Series("sumsq", np.add.reduceat(x * x, starts)))
+
+
+def cell_reduction(rows: pl.DataFrame, cfg: Config, scenarios: Sequence[str] | None = None) -> pl.DataFrame:
+    """Per (field, variant, judge, subset, scenario) of the scorecard's cells: n, sum, sumsq.
+
+    Rows are those of scorecard cells (:data:`workbench.analysis.scorecard.CELL_ROW_EXCLUDE`) with a
+    valid value of the field; ``judge`` null = judges pooled (the all-scenario and subset
+    cells), ``subset`` null = all scenarios. ``code``: the scenario's position in
+    ``scenarios`` (the run's index, :func:`scenario_index` of ``rows`` when not given).
+    """
+    base = cell_rows(rows)
+    parts = []
+    for fld in cfg.score_names:
+        v = (base.filter(pl.col(fld).is_not_null())
+             .select(pl.lit(fld).alias("field"), "variant", "judge",
+                     pl.col("scenario").cast(pl.String), pl.col(fld).cast(pl.Float64).alias("value")))
+        per_judge = _segments(v, ["field", "variant", "judge", "scenario"], "value")
+        pooled = _segments(v.drop("judge"), ["field", "variant", "scenario"], "value")
+        parts += [per_judge.with_columns(pl.lit(None, pl.String).alias("subset")),
+                  pooled.with_columns(pl.lit(None, pl.String).alias("judge"), pl.lit(None, pl.String).alias("subset"))]
+        for name in cfg.subsets:
+            vs = (base.filter(pl.col(fld).is_not_null() & subset_filter(cfg, name))
+                  .select(pl.lit(fld).alias("field"), "variant", pl.col("scenario").cast(pl.String),
+                          pl.col(fld).cast(pl.Float64).alias("value")))
+            parts.append(_segments(vs, ["field", "variant", "scenario"], "value")
+                         .with_columns(pl.lit(None, pl.String).alias("judge"), pl.lit(name).alias("subset")))
+    cols = ["field", "variant", "judge", "subset", "scenario", "n", "sum", "sumsq"]
+    schema = {"field": pl.String, "variant": pl.String, "judge": pl.String, "subset": pl.String,
+              "scenario": pl.String, "n": pl.Int64, "sum": pl.Float64, "sumsq": pl.Float64}
+    index = pl.DataFrame({"scenario": list(scenario_index(rows) if scenarios is None else scenarios)},
+                         schema={"scenario": pl.String}).with_row_index("code")
+    if not parts:
+        return pl.DataFrame(schema=schema).join(index, on="scenario", how="left")
+    red = pl.concat([p.select(cols).cast(schema) for p in parts])
+    out = red.join(index, on="scenario", how="left", maintain_order="left")
+    if out["code"].null_count():
+        raise ValueError("a scenario of the reduction is not in the run's scenario index")
+    return out
