@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from collections import defaultdict
 from fractions import Fraction
 from pathlib import Path
@@ -221,3 +222,42 @@ def test_whole_block_failures_are_not_a_variant_effect(write_jsonl) -> None:
     want = sum(comb(7, x) for x in range(8) if abs(x - 3.5) >= 1.5 - 1e-12) / 2**7
     assert block["p_value"] == pytest.approx(want, rel=1e-12)
     assert block["method"] == "block_permutation_within_scenario_exact"
+
+
+def test_min_p_and_informative_blocks_equal_a_loop_on_many_blocks() -> None:
+    # the table-based codes and column grouping (issue 29: no structured np.unique over one
+    # field per block) against Python loops over blocks, on designs with many blocks, sparse
+    # block ids, labels absent from some blocks and identical label columns
+    rng = np.random.default_rng(29)
+    for trial in range(40):
+        n = int(rng.integers(1, 400))
+        blocks = rng.integers(0, 60, n) * 13 + 5
+        labels = rng.choice(np.array([2, 4, 9, 11]), n)
+        if trial % 2:  # labels 2 and 4 once in every block: identical columns, |G| > 1
+            blocks = np.repeat(rng.permutation(60)[: max(1, n // 3)] * 13 + 5, 3)
+            labels = np.tile(np.array([2, 4, 9]), blocks.size // 3)
+            labels[2::3] = rng.choice(np.array([9, 11]), blocks.size // 3)
+            n = blocks.size
+        m = rng.integers(0, 3, n).astype(float)
+        t = np.where(rng.random(n) < 0.8, 2.0, 1.0)
+        groups: dict[int, list[int]] = defaultdict(list)
+        for i, b in enumerate(blocks.tolist()):
+            groups[b].append(i)
+        informative = sum(len(ix) for ix in groups.values()
+                          if len({labels[i] for i in ix}) > 1 and len({(m[i], t[i]) for i in ix}) > 1)
+        levels = sorted(set(labels.tolist()))
+        counts = [[sum(labels[i] == lv for i in groups[b]) for lv in levels] for b in sorted(groups)]
+        arrangements = 1
+        for row in counts:
+            left = sum(row)
+            for c in row:
+                arrangements *= math.comb(left, c)
+                left -= c
+        columns = [tuple(r[j] for r in counts) for j in range(len(levels))]
+        relabel = 1
+        for col in set(columns):
+            relabel *= math.factorial(columns.count(col))
+        res = stats.TestResult(1.0, 0.5, "block_permutation_exact")
+        design = census.unit_design(m, t, labels, blocks, res)
+        assert design["informative_blocks"] == informative
+        assert design["min_p"] == float(min(1.0, relabel / arrangements))

@@ -465,18 +465,17 @@ def unit_design(m: np.ndarray, t: np.ndarray, labels: np.ndarray, blocks: np.nda
     n = int(m.size)
     informative = 0
     if n:
-        _, blk = np.unique(blocks, return_inverse=True)
-        blk = blk.reshape(-1)
-        g = int(blk.max()) + 1
+        blk, g = stats._codes(blocks, n, "blocks")  # np.unique's codes, by a table when they allow
         first_m = np.full(g, np.nan)
         first_t = np.full(g, np.nan)
         first_m[blk[::-1]] = m[::-1]
         first_t[blk[::-1]] = t[::-1]
         differs = np.bincount(blk, weights=((m != first_m[blk]) | (t != first_t[blk])).astype(float),
                               minlength=g) > 0
-        _, lab = np.unique(labels, return_inverse=True)
-        pairs = np.unique(np.c_[blk, lab.reshape(-1)], axis=0)
-        two = np.bincount(pairs[:, 0], minlength=g) > 1
+        lab, _ = stats._codes(labels, n, "labels")
+        # the distinct (block, label) pairs (rows of codes, by a table): blocks with two labels or more
+        pair_block = reduce_codes.group_ids(blk, lab)[0][:, 0]
+        two = np.bincount(pair_block, minlength=g) > 1
         informative = int(np.bincount(blk, minlength=g)[differs & two].sum())
     min_p = None
     if res.method != "undefined":
