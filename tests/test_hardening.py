@@ -128,6 +128,60 @@ def test_a_full_disk_during_analyze_leaves_the_folder_as_it_was(good: str, tmp_p
     assert json.loads((d / "results.json").read_text(encoding="utf-8"))["ledger"]["lines"] == 18
 
 
+def test_rows_parquet_is_written_while_the_stages_run(good: str, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 29: rows.parquet is written in a thread of its own from the final row table (to the
+    system's temporary folder, then moved into --out), and is the file the row table writes."""
+    import tempfile
+    import threading
+
+    import polars as pl
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    original = pl.DataFrame.write_parquet
+    calls: list[tuple[str, str]] = []
+
+    def recording(self: pl.DataFrame, file: object, *a: object, **k: object) -> object:
+        calls.append((threading.current_thread().name, str(file)))
+        return original(self, file, *a, **k)
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", recording)
+    d = tmp_path / "out"
+    o = run_cli(["analyze", good, "--out", str(d), *FAST])
+    assert o.code in (0, 1) and o.traceback is None, o.err
+    assert [name for name, _ in calls] == ["workbench-rows-parquet"]
+    assert calls[0][1].startswith(str(tmp_path / "tmp"))
+    assert os.listdir(tmp_path / "tmp") == []  # moved, not copied and left
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", original)
+    from workbench import load_config as load
+    from workbench import run
+
+    rows = run([good], load(None, overrides={"bootstrap": {"resamples": 100}})).rows
+    direct = tmp_path / "direct.parquet"
+    rows.write_parquet(direct)
+    assert (d / "rows.parquet").read_bytes() == direct.read_bytes()
+
+
+def test_a_run_that_fails_after_the_rows_leaves_no_temporary_file(good: str, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from workbench.common.errors import WorkbenchError
+    from workbench.document import pipeline
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+
+    def broken(*_a: object, **_k: object) -> None:
+        raise WorkbenchError("the scorecard failed")
+
+    monkeypatch.setattr(pipeline, "scorecard_table", broken)
+    o = run_cli(["analyze", good, "--out", str(tmp_path / "out"), *FAST])
+    assert o.code == 2 and "the scorecard failed" in o.err, o.err
+    assert os.listdir(tmp_path / "tmp") == []
+
+
 @pytest.mark.parametrize("failure", ["disk", "signal"])
 def test_a_report_that_fails_midway_leaves_the_folder_as_it_was(good: str, tmp_path: Path, failure: str,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:

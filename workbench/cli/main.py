@@ -20,6 +20,7 @@ from workbench.document.cliargs import (  # noqa: F401  (re-exported: cli.write_
     EXIT_GATE,
     EXIT_INPUT,
     EXIT_OK,
+    RowsParquet,
     check_input_files,
     config_from_args,
     execution_from_args,
@@ -251,12 +252,17 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     check_input_files(args)
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
     stage = terminal.stage_printer(not args.quiet)
-    analysis = pipeline.run(args.inputs, cfg, plan=args.plan, published=args.published,
-                            claims=args.claims, progress=progress, on_stage=stage, execution=execution)
-    progress(None)
-    out = Path(args.out)
-    stage("writing results.json and rows.parquet")
-    paths = write_outputs(analysis, out, argv=args.argv)
+    rows_file = RowsParquet()  # rows.parquet written while the stages run
+    try:
+        analysis = pipeline.run(args.inputs, cfg, plan=args.plan, published=args.published,
+                                claims=args.claims, progress=progress, on_stage=stage, execution=execution,
+                                on_rows=rows_file)
+        progress(None)
+        out = Path(args.out)
+        stage("writing results.json and rows.parquet")
+        paths = write_outputs(analysis, out, argv=args.argv, rows_file=rows_file)
+    finally:
+        rows_file.discard()
     if not args.quiet:
         terminal.print_analysis(analysis)
     print(terminal.safe(f"wrote {paths['results']} and {paths['rows']}"))

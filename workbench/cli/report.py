@@ -94,45 +94,49 @@ def run(args: argparse.Namespace) -> int:
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
     stage = terminal.stage_printer(not args.quiet)
     _say(args.quiet, f"analysing {count(cliargs.count_inputs(args), 'input')}")
-    analysis = pipeline.run(
-        args.inputs,
-        cfg,
-        plan=args.plan,
-        published=args.published,
-        claims=args.claims,
-        progress=progress,
-        on_stage=stage,
-        execution=execution,
-    )
-    progress(None)
-    # one unit: a full disk, a failing cell or a signal while writing or rendering leaves the
-    # folder exactly as before the run (outdir.Staged), never new results beside no report
-    with outdir.staged(out, (*outdir.ANALYSIS_FILES, *outdir.REPORT_FILES, outdir.FIGURES)):
-        stage("writing results.json and rows.parquet")
-        cliargs.write_outputs(analysis, out, argv=getattr(args, "argv", sys.argv))
-        _say(
-            args.quiet, f"analysis done in {time.monotonic() - t0:.1f}s; rendering the report notebook"
+    # rows.parquet written while the stages run; its temporary file removed on any failure
+    with cliargs.RowsParquet() as rows_file:
+        analysis = pipeline.run(
+            args.inputs,
+            cfg,
+            plan=args.plan,
+            published=args.published,
+            claims=args.claims,
+            progress=progress,
+            on_stage=stage,
+            execution=execution,
+            on_rows=rows_file,
         )
-        # The notebook's kernel computes the analysis again (its provenance section compares it
-        # with the results.json just written): keep only what is needed after rendering, so the
-        # row table is not held here while the kernel holds its own (two copies at once).
-        code = cliargs.gate_exit(analysis, args.no_gate)
-        gate = analysis.doc["gate"]
-        del analysis
-        import gc
+        progress(None)
+        # one unit: a full disk, a failing cell or a signal while writing or rendering leaves the
+        # folder exactly as before the run (outdir.Staged), never new results beside no report
+        with outdir.staged(out, (*outdir.ANALYSIS_FILES, *outdir.REPORT_FILES, outdir.FIGURES)):
+            stage("writing results.json and rows.parquet")
+            cliargs.write_outputs(analysis, out, argv=getattr(args, "argv", sys.argv), rows_file=rows_file)
+            rows_file.discard()
+            _say(
+                args.quiet, f"analysis done in {time.monotonic() - t0:.1f}s; rendering the report notebook"
+            )
+            # The notebook's kernel computes the analysis again (its provenance section compares it
+            # with the results.json just written): keep only what is needed after rendering, so the
+            # row table is not held here while the kernel holds its own (two copies at once).
+            code = cliargs.gate_exit(analysis, args.no_gate)
+            gate = analysis.doc["gate"]
+            del analysis
+            import gc
 
-        gc.collect()
-        params = parameters(args)
-        params["command_line"] = command_line(args)
-        show_bar = not args.quiet and sys.stderr.isatty()
-        try:
-            paths = report.render(out, params, progress=show_bar)
-            outdir.add_files(out, [*outdir.REPORT_FILES, *outdir.figure_files(out)])
-        except OSError as exc:  # the manifest could not be updated (a full disk)
-            raise WorkbenchError(f"{out}: cannot write outputs: {exc.strerror or exc}; "
-                                 f"{out} was left as it was before this run") from exc
-        except WorkbenchError as exc:
-            raise WorkbenchError(_kept_failure(out, str(exc))) from exc
+            gc.collect()
+            params = parameters(args)
+            params["command_line"] = command_line(args)
+            show_bar = not args.quiet and sys.stderr.isatty()
+            try:
+                paths = report.render(out, params, progress=show_bar)
+                outdir.add_files(out, [*outdir.REPORT_FILES, *outdir.figure_files(out)])
+            except OSError as exc:  # the manifest could not be updated (a full disk)
+                raise WorkbenchError(f"{out}: cannot write outputs: {exc.strerror or exc}; "
+                                     f"{out} was left as it was before this run") from exc
+            except WorkbenchError as exc:
+                raise WorkbenchError(_kept_failure(out, str(exc))) from exc
     _say(args.quiet, f"report done in {time.monotonic() - t0:.1f}s")
     print(terminal.safe(paths["html"]))
     if code != cliargs.EXIT_OK:

@@ -190,11 +190,96 @@ def execution_from_args(args: argparse.Namespace) -> Any:
                      scheduler=getattr(args, "scheduler", None))
 
 
-def write_outputs(analysis: Any, out: Path, argv: Sequence[str] | None = None) -> dict[str, Path]:
+class RowsParquet:
+    """``rows.parquet``, written in a thread while the stages run (issue 29: the write overlaps
+    the analysis instead of following it).
+
+    Passed as :func:`workbench.document.pipeline.run`'s ``on_rows``, it is called once with the
+    final row table and starts writing it to a private temporary file in the system's
+    temporary folder (``TMPDIR``; never in ``--out`` before the outputs are staged);
+    :func:`write_outputs` then moves that file into place. Polars writes without the GIL, so
+    the write runs on the second core while the stages compute. The file's bytes are those of
+    ``rows.write_parquet`` whenever it runs. When the thread failed (a full temporary folder)
+    or was given another table, :func:`write_outputs` writes the file itself, as before, so a
+    failure is reported against ``--out``. :meth:`discard` (in a ``finally``) waits for the
+    thread and removes the file when the outputs were never written."""
+
+    def __init__(self) -> None:
+        self._rows: Any = None
+        self._path: Path | None = None
+        self._error: BaseException | None = None
+        self._thread: Any = None
+
+    def __call__(self, rows: Any) -> None:
+        import tempfile
+        import threading
+
+        if self._thread is not None:
+            return
+        try:
+            fd, name = tempfile.mkstemp(prefix="workbench-rows-", suffix=".parquet")
+        except OSError as exc:  # no temporary folder: write_outputs writes the file itself
+            self._error = exc
+            return
+        import os
+
+        os.close(fd)
+        self._rows, self._path = rows, Path(name)
+
+        def write() -> None:
+            try:
+                rows.write_parquet(name)
+            except BaseException as exc:  # noqa: BLE001 - handed to write_outputs, which writes again
+                self._error = exc
+
+        self._thread = threading.Thread(target=write, name="workbench-rows-parquet", daemon=True)
+        self._thread.start()
+
+    def take(self, rows: Any, dst: Path) -> bool:
+        """Move the written file to ``dst`` (True), or False when it cannot be used."""
+        import os
+        import shutil
+
+        if self._thread is None or self._path is None:
+            return False
+        self._thread.join()
+        if self._error is not None or rows is not self._rows:
+            return False
+        try:
+            os.replace(self._path, dst)
+        except OSError:  # another file system: copied, then the temporary file is removed
+            tmp = dst.with_name(f"{outdir.TMP_PREFIX}{os.getpid()}-rows.parquet")
+            try:
+                shutil.copyfile(self._path, tmp)
+                os.replace(tmp, dst)
+            finally:
+                tmp.unlink(missing_ok=True)
+        self._path = None
+        return True
+
+    def __enter__(self) -> RowsParquet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()
+
+    def discard(self) -> None:
+        """Wait for the thread and remove its file if it was not taken (idempotent)."""
+        if self._thread is not None:
+            self._thread.join()
+        if self._path is not None:
+            self._path.unlink(missing_ok=True)
+            self._path = None
+        self._rows = None
+
+
+def write_outputs(analysis: Any, out: Path, argv: Sequence[str] | None = None,
+                  rows_file: RowsParquet | None = None) -> dict[str, Path]:
     """Write results.json, rows.parquet and run.json into ``out`` (each to a temporary name,
     then moved into place) as one :class:`workbench.common.outdir.Staged` unit: a failure midway (a
     full disk) leaves the folder as it was; on success the previous run's other own files
-    there (a report of older results) are gone."""
+    there (a report of older results) are gone. ``rows_file``: rows.parquet as already written
+    while the stages ran (:class:`RowsParquet`), moved into place instead of written here."""
     import os
     import platform
     import time
@@ -203,12 +288,13 @@ def write_outputs(analysis: Any, out: Path, argv: Sequence[str] | None = None) -
         with outdir.staged(out, outdir.ANALYSIS_FILES):
             res = outdir.write_atomic(out / "results.json", results.dumps(analysis.doc))
             rows = out / "rows.parquet"
-            tmp = out / f"{outdir.TMP_PREFIX}{os.getpid()}-rows.parquet"
-            try:
-                analysis.rows.write_parquet(tmp)
-                os.replace(tmp, rows)
-            finally:
-                tmp.unlink(missing_ok=True)
+            if rows_file is None or not rows_file.take(analysis.rows, rows):
+                tmp = out / f"{outdir.TMP_PREFIX}{os.getpid()}-rows.parquet"
+                try:
+                    analysis.rows.write_parquet(tmp)
+                    os.replace(tmp, rows)
+                finally:
+                    tmp.unlink(missing_ok=True)
             run = {"argv": list(argv or []), "host": platform.node(), "python": platform.python_version(),
                    "finished_unix": time.time()}
             execution = getattr(analysis, "execution", None)

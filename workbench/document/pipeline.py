@@ -275,6 +275,7 @@ def run(
     progress: Callable[[int], None] | None = None,
     on_stage: Callable[[str], None] | None = None,
     execution: execute.Execution | None = None,
+    on_rows: Callable[[pl.DataFrame], None] | None = None,
 ) -> Analysis:
     """Run every stage and return the :class:`Analysis` (nothing is written to disk).
 
@@ -283,6 +284,9 @@ def run(
     ``on_stage`` has a ``bar(label, total)`` method, the pairwise stages get progress bars.
     ``execution`` (:class:`workbench.ingest.execute.Execution`): where ingest runs; ``results.json``
     is the same whatever it is, so it is not recorded there (``Analysis.execution`` -> ``run.json``).
+    ``on_rows(rows)`` is called once with the final row table (``Analysis.rows``) before the
+    stages start: the CLI writes ``rows.parquet`` from it while they run
+    (:class:`workbench.document.cliargs.RowsParquet`).
     """
     stage = on_stage or (lambda text: None)
 
@@ -305,6 +309,8 @@ def run(
     fields = cfg.score_names  # every stage table below is checked against workbench.common.schemas
     rows = schemas.conform(rows, schemas.ROWS, fields)
     release_memory()  # what ingest freed
+    if on_rows is not None:
+        on_rows(rows)  # the row table is final from here on (Analysis.rows)
     stage(f"{rows.height} rows read; census")
     config_warnings = check_names(rows, cfg)
     hl = cfg.headline
