@@ -513,6 +513,13 @@ def run_size(rows: int, args: argparse.Namespace, only: set[str], record: dict[s
           f"(file ready in {gen_s:.1f} s)", flush=True)
     me = [sys.executable, str(Path(__file__).resolve()), "--child"]
     outdir = generate.CACHE / f"out_{n}"
+    from workbench.common.files import MAX_INPUT_BYTES
+
+    if meta["bytes"] > MAX_INPUT_BYTES and "WORKBENCH_MAX_INPUT_BYTES" not in os.environ:
+        # a 20M-line file (6 GB) is over the default per-file limit, which refuses it in a line
+        os.environ["WORKBENCH_MAX_INPUT_BYTES"] = str(meta["bytes"])
+        print(f"(the file is over the default limit of {MAX_INPUT_BYTES:,} bytes per input file: "
+              f"the children run with WORKBENCH_MAX_INPUT_BYTES={meta['bytes']})", flush=True)
     cap = [] if args.resamples is None else ["--resamples", str(args.resamples)]
     boot = "default 10,000" if args.resamples is None else f"CAPPED at {args.resamples:,}"
     plan: list[tuple[str, str, list[str]]] = []

@@ -1,6 +1,6 @@
 """The package's layer order: no module imports one in a layer above its own.
 
-Layers, lowest first (``LAYERS`` below is the one definition; README "Architecture" shows it).
+Layers, lowest first (``LAYERS`` below is the one definition; README "Layout" shows it).
 Each layer is one sub-package of ``workbench/``, so the tree shows the pipeline:
 
 * ``common`` and ``stats`` (foundation): errors, the vocabularies (``vocab``, ``methods``), the
