@@ -153,6 +153,8 @@ def test_rows_parquet_is_written_while_the_stages_run(good: str, tmp_path: Path,
     assert [name for name, _ in calls] == ["workbench-rows-parquet"]
     assert calls[0][1].startswith(str(tmp_path / "tmp"))
     assert os.listdir(tmp_path / "tmp") == []  # moved, not copied and left
+    # the mode a file written in place gets (mkstemp's 0600 would hide it from other users)
+    assert (d / "rows.parquet").stat().st_mode & 0o777 == (d / "results.json").stat().st_mode & 0o777
     monkeypatch.setattr(pl.DataFrame, "write_parquet", original)
     from workbench import load_config as load
     from workbench import run
@@ -161,6 +163,33 @@ def test_rows_parquet_is_written_while_the_stages_run(good: str, tmp_path: Path,
     direct = tmp_path / "direct.parquet"
     rows.write_parquet(direct)
     assert (d / "rows.parquet").read_bytes() == direct.read_bytes()
+
+
+def test_rows_parquet_across_file_systems_leaves_no_temporary_file(good: str, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A TMPDIR on another file system (tmpfs): the rename fails with EXDEV, the file is copied
+    into --out and the temporary one removed (the reviewer's case: it was left behind)."""
+    import errno
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    real = os.replace
+
+    def no_cross_device(src: object, dst: object) -> None:
+        if str(src).startswith(str(tmp_path / "tmp")):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", no_cross_device)
+    d = tmp_path / "out"
+    o = run_cli(["analyze", good, "--out", str(d), *FAST])
+    assert o.code in (0, 1) and o.traceback is None, o.err
+    assert os.listdir(tmp_path / "tmp") == []
+    import polars as pl
+
+    assert pl.read_parquet(d / "rows.parquet").height == json.loads((d / "results.json").read_text())["ledger"]["lines"]
+    assert not [n for n in os.listdir(d) if n.startswith(".wb-tmp-")]
 
 
 def test_a_run_that_fails_after_the_rows_leaves_no_temporary_file(good: str, tmp_path: Path,

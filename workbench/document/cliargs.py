@@ -207,7 +207,7 @@ class RowsParquet:
     def __init__(self) -> None:
         self._rows: Any = None
         self._path: Path | None = None
-        self._error: BaseException | None = None
+        self._error: str | None = None  # the thread's failure, as text (a traceback would hold the rows)
         self._thread: Any = None
 
     def __call__(self, rows: Any) -> None:
@@ -219,18 +219,23 @@ class RowsParquet:
         try:
             fd, name = tempfile.mkstemp(prefix="workbench-rows-", suffix=".parquet")
         except OSError as exc:  # no temporary folder: write_outputs writes the file itself
-            self._error = exc
+            self._error = str(exc)
             return
         import os
 
+        self._path = Path(name)
         os.close(fd)
-        self._rows, self._path = rows, Path(name)
+        # mkstemp makes the file 0600: give it the mode a file written in place gets (umask)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(name, 0o666 & ~umask)
+        self._rows = rows
 
         def write() -> None:
             try:
                 rows.write_parquet(name)
-            except BaseException as exc:  # noqa: BLE001 - handed to write_outputs, which writes again
-                self._error = exc
+            except BaseException as exc:  # noqa: BLE001 - write_outputs writes the file itself
+                self._error = f"{type(exc).__name__}: {exc}"
 
         self._thread = threading.Thread(target=write, name="workbench-rows-parquet", daemon=True)
         self._thread.start()
@@ -245,15 +250,21 @@ class RowsParquet:
         self._thread.join()
         if self._error is not None or rows is not self._rows:
             return False
+        import errno
+
         try:
             os.replace(self._path, dst)
-        except OSError:  # another file system: copied, then the temporary file is removed
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:  # not a move across file systems: written in place instead
+                return False
+            # another file system (a tmpfs TMPDIR): copied under a staged temporary name
             tmp = dst.with_name(f"{outdir.TMP_PREFIX}{os.getpid()}-rows.parquet")
             try:
                 shutil.copyfile(self._path, tmp)
                 os.replace(tmp, dst)
             finally:
                 tmp.unlink(missing_ok=True)
+            self._path.unlink(missing_ok=True)
         self._path = None
         return True
 
@@ -265,12 +276,14 @@ class RowsParquet:
 
     def discard(self) -> None:
         """Wait for the thread and remove its file if it was not taken (idempotent)."""
-        if self._thread is not None:
-            self._thread.join()
-        if self._path is not None:
-            self._path.unlink(missing_ok=True)
-            self._path = None
-        self._rows = None
+        try:
+            if self._thread is not None:
+                self._thread.join()
+        finally:  # a second Ctrl-C during the wait still removes the name (a write running goes on unnamed)
+            if self._path is not None:
+                self._path.unlink(missing_ok=True)
+                self._path = None
+            self._rows = self._error = None
 
 
 def write_outputs(analysis: Any, out: Path, argv: Sequence[str] | None = None,
