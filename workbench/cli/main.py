@@ -308,7 +308,38 @@ class Terminated(BaseException):
         self.signum = signum
 
 
+def _quiet_libraries() -> None:
+    """No library log line after the user stopped the run: the kernel's client (nbclient,
+    asyncio) logs a "Kernel died" traceback when the notebook's kernel is shut down under it,
+    sometimes while the stack unwinds and sometimes when its task is collected at exit, after
+    the one line this command prints (seen under load in tests/test_hardening.py's SIGTERM test)."""
+    import logging
+
+    global _QUIETED
+    if _QUIETED is None:
+        _QUIETED = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+
+
+_QUIETED: int | None = None  # the logging level that _quiet_libraries replaced (None: not quieted)
+
+
+def _loud_again() -> None:
+    """Undo :func:`_quiet_libraries` when :func:`main` was called in-process with its arguments
+    (the tests; the console script passes none and exits, and the stopped kernel client's
+    tasks may only be collected at interpreter exit), after collecting what is left of them."""
+    import gc
+    import logging
+
+    global _QUIETED
+    if _QUIETED is not None:
+        gc.collect()
+        logging.disable(_QUIETED)
+        _QUIETED = None
+
+
 def _terminate(signum: int, frame: Any) -> None:
+    _quiet_libraries()
     raise Terminated(signum)
 
 
@@ -357,6 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               "split the input or run with more memory", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
+        _quiet_libraries()
         print("workbench: interrupted", file=sys.stderr)
         return 130
     except Terminated as exc:
@@ -366,6 +398,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        if argv is not None:
+            _loud_again()
         from workbench.common import outdir
 
         outdir.release()
