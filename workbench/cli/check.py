@@ -46,23 +46,18 @@ def run(args: argparse.Namespace) -> int:
     if args.published is not None:
         check.read_published(args.published, cfg)
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
-    # with --out, rows.parquet is written while the stages run
-    rows_file = cliargs.RowsParquet() if getattr(args, "out", None) else None
-    try:
+    with cliargs.RowsParquet() as rows_file:  # with --out, rows.parquet written while the stages run
         analysis = pipeline.run(args.inputs, cfg, plan=args.plan, published=args.published,
                                 claims=args.claims, progress=progress,
                                 on_stage=terminal.stage_printer(not args.quiet), execution=execution,
-                                on_rows=rows_file)
+                                on_rows=rows_file if getattr(args, "out", None) else None)
         progress(None)
         if not args.quiet:
             print(screen(analysis))
-        if rows_file is not None:
+        if getattr(args, "out", None):
             paths = cliargs.write_outputs(analysis, Path(args.out), argv=getattr(args, "argv", sys.argv),
                                           rows_file=rows_file)
             print(terminal.safe(f"wrote {paths['results']} and {paths['rows']}"))
-    finally:
-        if rows_file is not None:
-            rows_file.discard()
     return exit_code(analysis.doc)
 
 

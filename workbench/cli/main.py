@@ -252,8 +252,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     check_input_files(args)
     progress = terminal.progress_bar("ingest", enabled=not args.quiet)
     stage = terminal.stage_printer(not args.quiet)
-    rows_file = RowsParquet()  # rows.parquet written while the stages run
-    try:
+    with RowsParquet() as rows_file:  # rows.parquet written while the stages run
         analysis = pipeline.run(args.inputs, cfg, plan=args.plan, published=args.published,
                                 claims=args.claims, progress=progress, on_stage=stage, execution=execution,
                                 on_rows=rows_file)
@@ -261,8 +260,6 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         out = Path(args.out)
         stage("writing results.json and rows.parquet")
         paths = write_outputs(analysis, out, argv=args.argv, rows_file=rows_file)
-    finally:
-        rows_file.discard()
     if not args.quiet:
         terminal.print_analysis(analysis)
     print(terminal.safe(f"wrote {paths['results']} and {paths['rows']}"))

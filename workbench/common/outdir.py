@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -220,16 +220,19 @@ def release() -> None:
             pass
 
 
-def write_atomic(path: str | Path, data: str | bytes) -> Path:
-    """Write ``data`` to a temporary file beside ``path`` and move it into place."""
+def write_atomic(path: str | Path, data: str | bytes | Callable[[Path], object]) -> Path:
+    """Write ``data`` to a temporary file beside ``path`` and move it into place; ``data`` may
+    be a function that writes the file it is given (``frame.write_parquet``, a copy)."""
     p = Path(path)
     guard_write(p)
     tmp = p.with_name(f"{TMP_PREFIX}{os.getpid()}-{p.name}")
     try:
         if isinstance(data, str):
             tmp.write_text(data, encoding="utf-8")
-        else:
+        elif isinstance(data, bytes):
             tmp.write_bytes(data)
+        else:
+            data(tmp)
         os.replace(tmp, p)
     except BaseException:
         tmp.unlink(missing_ok=True)

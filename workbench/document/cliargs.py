@@ -258,13 +258,9 @@ class RowsParquet:
             if exc.errno != errno.EXDEV:  # not a move across file systems: written in place instead
                 return False
             # another file system (a tmpfs TMPDIR): copied under a staged temporary name
-            tmp = dst.with_name(f"{outdir.TMP_PREFIX}{os.getpid()}-rows.parquet")
-            try:
-                shutil.copyfile(self._path, tmp)
-                os.replace(tmp, dst)
-            finally:
-                tmp.unlink(missing_ok=True)
-            self._path.unlink(missing_ok=True)
+            src = self._path
+            outdir.write_atomic(dst, lambda tmp: shutil.copyfile(src, tmp))
+            src.unlink(missing_ok=True)
         self._path = None
         return True
 
@@ -293,7 +289,6 @@ def write_outputs(analysis: Any, out: Path, argv: Sequence[str] | None = None,
     full disk) leaves the folder as it was; on success the previous run's other own files
     there (a report of older results) are gone. ``rows_file``: rows.parquet as already written
     while the stages ran (:class:`RowsParquet`), moved into place instead of written here."""
-    import os
     import platform
     import time
 
@@ -302,12 +297,7 @@ def write_outputs(analysis: Any, out: Path, argv: Sequence[str] | None = None,
             res = outdir.write_atomic(out / "results.json", results.dumps(analysis.doc))
             rows = out / "rows.parquet"
             if rows_file is None or not rows_file.take(analysis.rows, rows):
-                tmp = out / f"{outdir.TMP_PREFIX}{os.getpid()}-rows.parquet"
-                try:
-                    analysis.rows.write_parquet(tmp)
-                    os.replace(tmp, rows)
-                finally:
-                    tmp.unlink(missing_ok=True)
+                outdir.write_atomic(rows, analysis.rows.write_parquet)
             run = {"argv": list(argv or []), "host": platform.node(), "python": platform.python_version(),
                    "finished_unix": time.time()}
             execution = getattr(analysis, "execution", None)

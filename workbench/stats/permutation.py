@@ -7,6 +7,7 @@ Part of :mod:`workbench.stats` (import from there); a pure move out of the forme
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 from typing import Any
@@ -335,13 +336,7 @@ def _identical_column_counts(table: NDArray[np.int64]) -> NDArray[np.intp]:
         return np.zeros(0, dtype=np.intp)
     shifted = (table - table.min()).astype(">u8") if table.size else table.astype(">u8")
     keys = sorted(shifted[:, j].tobytes() for j in range(k))
-    counts = [1]
-    for a, b in zip(keys, keys[1:], strict=False):
-        if a == b:
-            counts[-1] += 1
-        else:
-            counts.append(1)
-    return np.asarray(counts, dtype=np.intp)
+    return np.asarray([len(list(run)) for _, run in itertools.groupby(keys)], dtype=np.intp)
 
 
 def block_permutation_min_p(labels: ArrayLike, blocks: ArrayLike) -> float | None:
