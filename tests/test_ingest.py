@@ -16,6 +16,7 @@ import math
 import shutil
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 import yaml
@@ -1024,3 +1025,40 @@ def test_copies_of_runs_are_skipped_by_globs_and_refused_by_name(
     doc = json.loads((tmp_path / "o4" / "results.json").read_text("utf-8"))
     assert doc["config"]["allow_copies"] is True and "parameters" in doc["config_sources"]
     assert [i["path"] for i in doc["inputs"]] == [ck] and doc["ledger"]["lines"] == 10
+
+
+@pytest.mark.parametrize("slice_rows,parts", [(1 << 20, 16), (7, 16), (3, 1), (5, 2)])
+def test_repeated_hash_rows_are_the_rows_whose_key_hash_repeats(slice_rows: int, parts: int,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # the candidates of the repeat check, found in slices and partitions, against a plain
+    # count of each keyed row's key (and of its XOR hash) in Python
+    from collections import Counter
+
+    from workbench.ingest import reader
+
+    monkeypatch.setattr(reader, "HASH_SLICE", slice_rows)
+    monkeypatch.setattr(reader, "HASH_PARTS", parts)
+    rng = np.random.default_rng(7)
+    n = 400
+    df = pl.DataFrame({
+        "bucket": rng.choice(["valid", "partial", "malformed", "blank"], n, p=[0.6, 0.2, 0.1, 0.1]).tolist(),
+        "scenario": [f"s{k}" for k in rng.integers(0, 40, n)],
+        "variant": rng.choice(["a", "b"], n).tolist(),
+        "trial": [None if k == 0 else str(k) for k in rng.integers(0, 3, n)],
+        "judge": rng.choice(["j1", "j2"], n).tolist(),
+    })
+    key = ["scenario", "variant", "trial", "judge"]
+    keyed = [b not in ("malformed", "blank") for b in df["bucket"].to_list()]
+    tuples = list(df.select(key).iter_rows())
+    hashes = [0] * n
+    for i, k in enumerate(key):
+        for r, v in enumerate(df[k].hash(seed=i).to_list()):
+            hashes[r] ^= v
+    by_hash = Counter(h for h, k in zip(hashes, keyed, strict=True) if k)
+    by_key = Counter(t for t, k in zip(tuples, keyed, strict=True) if k)
+    want = [r for r in range(n) if keyed[r] and by_hash[hashes[r]] > 1]
+    got = reader.repeated_hash_rows(df, key).tolist()
+    assert got == want
+    # every row whose key repeats is a candidate (the hash loses none); there are some
+    repeats = [r for r in range(n) if keyed[r] and by_key[tuples[r]] > 1]
+    assert repeats and set(repeats) <= set(got)

@@ -743,18 +743,61 @@ def _mark_repeats(df: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     # the content of those rows only. The hash is the XOR of one hash per key column (each
     # with its own seed), computed on whole columns and masked to the keyed rows: a filter or
     # a struct of the key columns first would copy the key texts of every row (0.3 GB at 5M
-    # rows); the XOR's extra collisions only add candidates
-    h = pl.col(key[0]).hash(seed=0)
-    for i, k in enumerate(key[1:], 1):
-        h = h ^ pl.col(k).hash(seed=i)
-    masked = pl.when(KEYED).then(h)
-    candidates = (df.lazy().select("__order", (masked.is_duplicated() & KEYED).alias("__cand"))
-                  .filter("__cand").select("__order").collect())["__order"]
+    # rows); the XOR's extra collisions only add candidates (:func:`repeated_hash_rows`)
+    candidates = pl.Series("__order", repeated_hash_rows(df, key), dtype=pl.Int64)
     answer = [pl.col(ANSWER_COLUMN).alias("__answer")] if ANSWER_COLUMN in df.columns else []
     sub = df.select("__order", *key, *content_exprs(df.columns, cfg), *answer)[candidates.cast(pl.Int64)]
     sub = sub.filter(pl.len().over(key) > 1).select(
         "__order", *key, pl.struct(content_columns(cfg)).alias("__content"), *(["__answer"] if answer else []))
     return apply_repeat_marks(df, repeat_marks(sub, key), cfg)
+
+
+HASH_SLICE = 1 << 20
+"""Rows whose key hashes are computed at a time (:func:`repeated_hash_rows`)."""
+
+HASH_PARTS = 16
+"""Partitions of the key hashes (by their top bits) searched for repeats one at a time."""
+
+
+def repeated_hash_rows(df: pl.DataFrame, key: Sequence[str]) -> np.ndarray:
+    """Positions (ascending) of the keyed rows whose key hash another keyed row shares: the
+    candidates of :func:`_mark_repeats`. The hash of a row is the XOR of one 64-bit hash per
+    key column (each with its own seed: ``pl.Series.hash`` is a function of the value alone,
+    so a slice's hashes are the whole column's), computed :data:`HASH_SLICE` rows at a time
+    into one array; the repeats are then found in :data:`HASH_PARTS` partitions by the
+    hash's top bits, each sorted on its own. Memory: 9 bytes a row (the hashes, their
+    partition) and one partition's sort, instead of a hash table of every row's hash
+    (polars' ``is_duplicated``: 1.2 GB at 20M rows)."""
+    n = df.height
+    h = np.zeros(n, dtype=np.uint64)
+    for start in range(0, n, HASH_SLICE):
+        part = df.slice(start, HASH_SLICE)
+        acc = h[start:start + part.height]
+        for i, k in enumerate(key):
+            acc ^= part[k].hash(seed=i).to_numpy()
+    keyed = df.select(KEYED.fill_null(False)).to_series().to_numpy()
+    bits = max(1, (HASH_PARTS - 1).bit_length())
+    top = np.empty(n, dtype=np.uint8)
+    for start in range(0, n, HASH_SLICE):
+        top[start:start + HASH_SLICE] = h[start:start + HASH_SLICE] >> np.uint64(64 - bits)
+    found = []
+    for p in range(1 << bits):
+        at = np.flatnonzero((top == p) & keyed)
+        if at.size < 2:
+            continue
+        vals = h[at]
+        order = np.argsort(vals, kind="stable")
+        sv = vals[order]
+        same = sv[1:] == sv[:-1]
+        if not same.any():
+            continue
+        rep = np.zeros(sv.size, dtype=bool)
+        rep[1:] |= same
+        rep[:-1] |= same
+        found.append(at[order[rep]])
+    if not found:
+        return np.zeros(0, dtype=np.int64)
+    return np.sort(np.concatenate(found)).astype(np.int64)
 
 
 ANSWER_COLUMN = "x___answer"
