@@ -285,3 +285,20 @@ def test_memory_capped_run_completes_only_with_the_row_table_on_disk(tmp_path: P
         "the in-memory run no longer needs more than the cap: lower CAP (the test shows nothing "
         "if both complete)\n" + in_memory.stdout + in_memory.stderr)
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_a_column_of_text_in_chunks_is_joined_on_disk(tmp_path: Path) -> None:
+    # chunks of text (a null, an empty string, long and short values) become one mapped
+    # chunk with the same values and dtype, through the mapped chunks (Arrow joins the views)
+    texts = [f"/a/long/path/of/an/input/file_{k}.jsonl" for k in range(3)]
+    chunks = [pl.Series("file", [None if (k, j) == (0, 5) else ("" if j == 7 else f"{t}{j % 3}")
+                                 for j in range(3000)]) for k, t in enumerate(texts)]
+    s = pl.concat([*chunks, pl.Series("file", ["x"])], rechunk=False)
+    assert s.n_chunks() == 4
+    before = ingest_spill.mapped_bytes()
+    with ingest_spill.Spill(str(tmp_path)) as spill:
+        got = spill.series(s)
+    gc.collect()
+    assert got.n_chunks() == 1 and got.dtype == pl.String and got.name == "file"
+    assert got.to_list() == [v for c in chunks for v in c.to_list()] + ["x"]
+    assert ingest_spill.mapped_bytes() > before
