@@ -767,7 +767,8 @@ def repeated_hash_rows(df: pl.DataFrame, key: Sequence[str]) -> np.ndarray:
     into one array; the repeats are then found in :data:`HASH_PARTS` partitions by the
     hash's top bits, each sorted on its own. Memory: 9 bytes a row (the hashes, their
     partition) and one partition's sort, instead of a hash table of every row's hash
-    (polars' ``is_duplicated``: 1.2 GB at 20M rows)."""
+    (polars' ``is_duplicated``; the check's peak anonymous memory at 20M rows was 1.65 GB
+    with it, 0.61 GB without)."""
     n = df.height
     h = np.zeros(n, dtype=np.uint64)
     for start in range(0, n, HASH_SLICE):
