@@ -296,8 +296,12 @@ def test_a_column_of_text_in_chunks_is_joined_on_disk(tmp_path: Path) -> None:
     s = pl.concat([*chunks, pl.Series("file", ["x"])], rechunk=False)
     assert s.n_chunks() == 4
     before = ingest_spill.mapped_bytes()
+    with ingest_spill.Spill(str(tmp_path)) as once:
+        once.frame(s.rechunk().to_frame())  # the column written once, in one piece
     with ingest_spill.Spill(str(tmp_path)) as spill:
         got = spill.series(s)
+    # the chunks went to disk as they were and the joined chunk after them: written twice
+    assert spill.bytes >= 2 * once.bytes * 0.9
     gc.collect()
     assert got.n_chunks() == 1 and got.dtype == pl.String and got.name == "file"
     assert got.to_list() == [v for c in chunks for v in c.to_list()] + ["x"]

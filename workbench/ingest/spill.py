@@ -153,8 +153,7 @@ class Spill:
         which copies only the 16-byte views of a ``string_view`` array (its strings stay in
         the mapped buffers), and that one chunk is written and mapped."""
         if s.n_chunks() > 1 and s.dtype in (pl.String, pl.Binary) and s.len() > 0:
-            longest = max(c.len() for c in s.get_chunks())
-            staged = self._mapped(s.to_frame(), max(longest, 1)).column(0)
+            staged = self._mapped(s.to_frame(), max(c.len() for c in s.get_chunks())).column(0)
             if pa.types.is_string_view(staged.type) or pa.types.is_binary_view(staged.type):
                 joined = pl.from_arrow(pa.table({s.name: staged.combine_chunks()}), rechunk=False)
                 assert isinstance(joined, pl.DataFrame)
