@@ -122,6 +122,43 @@ def test_columns_after_their_pass_keep_clusters_and_identity_not_sums() -> None:
     assert np.array_equal(jb._cache, stats.joint_bootstrap_weights(21, 0, 150, jb.seed))
 
 
+def test_weights_past_the_memory_cap_are_cached_in_a_mapped_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the in-memory cap the uint8 weights live in an unlinked, memory-mapped file of
+    WORKBENCH_SPILL_DIR: the same weights as stats.joint_bootstrap_weights (150 resamples,
+    filled in generator blocks of 64), the same draws as the in-memory cache and as no
+    cache at all, and nothing left in the folder. A folder that cannot take the file falls
+    back to drawing per pass, with the same draws."""
+    scen = [f"s{i:02d}" for i in range(21)]
+    cfg = wb.load_config(overrides={"bootstrap": {"resamples": 150, "budget": None}})
+    sums = [(np.array([0, 3, 9, 20]), np.array([1.0, 2.0, 1.0, 3.0]), np.array([4.0, 9.0, 2.5, 12.0])),
+            (np.array([20, 3, 5]), np.array([1.0, 1.0, 2.0]), np.array([7.0, 1.0, 6.0]))]
+
+    def draws() -> tuple[reduce.JointBootstrap, np.ndarray]:
+        jb = reduce.JointBootstrap.for_scenarios(scen, cfg)
+        cols = [jb.add_sums(*c) for c in sums]
+        return jb, jb.draws(cols)
+
+    memory, want = draws()
+    assert isinstance(memory._cache, np.ndarray) and not isinstance(memory._cache, np.memmap)
+    monkeypatch.setattr(reduce, "_CACHE_WEIGHTS", 0)
+    monkeypatch.setenv("WORKBENCH_SPILL_DIR", str(tmp_path))
+    mapped, got = draws()
+    assert isinstance(mapped._cache, np.memmap)
+    assert np.array_equal(np.asarray(mapped._cache), stats.joint_bootstrap_weights(21, 0, 150, mapped.seed))
+    assert list(tmp_path.iterdir()) == []  # unlinked at once: the mapping holds it
+    assert np.array_equal(got, want, equal_nan=True)
+    monkeypatch.setenv("WORKBENCH_SPILL_DIR", str(tmp_path / "absent"))
+    none, again = draws()
+    assert none._cache is None and none._uncacheable
+    assert np.array_equal(again, want, equal_nan=True)
+    monkeypatch.setattr(reduce, "_DISK_WEIGHTS", 0)  # past both caps: drawn per pass
+    monkeypatch.setenv("WORKBENCH_SPILL_DIR", str(tmp_path))
+    past, last = draws()
+    assert past._cache is None
+    assert np.array_equal(last, want, equal_nan=True)
+
+
 def test_joint_means_match_a_loop_and_undefined_is_nan() -> None:
     rng = np.random.default_rng(0)
     g, c = 6, 3
