@@ -127,8 +127,9 @@ def test_weights_past_the_memory_cap_are_cached_in_a_mapped_file(
     """Past the in-memory cap the uint8 weights live in an unlinked, memory-mapped file of
     WORKBENCH_SPILL_DIR: the same weights as stats.joint_bootstrap_weights (150 resamples,
     filled in generator blocks of 64), the same draws as the in-memory cache and as no
-    cache at all, and nothing left in the folder. A folder that cannot take the file falls
-    back to drawing per pass, with the same draws."""
+    cache at all, and nothing left in the folder. A folder that cannot take the file, or
+    WORKBENCH_SPILL=never, keeps the table in memory below 128 MiB and past that draws per
+    pass: the same draws every way."""
     scen = [f"s{i:02d}" for i in range(21)]
     cfg = wb.load_config(overrides={"bootstrap": {"resamples": 150, "budget": None}})
     sums = [(np.array([0, 3, 9, 20]), np.array([1.0, 2.0, 1.0, 3.0]), np.array([4.0, 9.0, 2.5, 12.0])),
@@ -149,13 +150,17 @@ def test_weights_past_the_memory_cap_are_cached_in_a_mapped_file(
     assert list(tmp_path.iterdir()) == []  # unlinked at once: the mapping holds it
     assert np.array_equal(got, want, equal_nan=True)
     monkeypatch.setenv("WORKBENCH_SPILL_DIR", str(tmp_path / "absent"))
-    none, again = draws()
-    assert none._cache is None and none._uncacheable
+    held, again = draws()
+    assert isinstance(held._cache, np.ndarray) and not isinstance(held._cache, np.memmap)
     assert np.array_equal(again, want, equal_nan=True)
-    monkeypatch.setattr(reduce, "_DISK_WEIGHTS", 0)  # past both caps: drawn per pass
     monkeypatch.setenv("WORKBENCH_SPILL_DIR", str(tmp_path))
-    past, last = draws()
-    assert past._cache is None
+    monkeypatch.setenv("WORKBENCH_SPILL", "never")
+    kept, same = draws()
+    assert not isinstance(kept._cache, np.memmap) and list(tmp_path.iterdir()) == []
+    assert np.array_equal(same, want, equal_nan=True)
+    monkeypatch.setattr(reduce, "_MEMORY_WEIGHTS", 0)  # past every cap: drawn per pass
+    none, last = draws()
+    assert none._cache is None and none._uncacheable
     assert np.array_equal(last, want, equal_nan=True)
 
 
