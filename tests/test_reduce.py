@@ -124,12 +124,13 @@ def test_columns_after_their_pass_keep_clusters_and_identity_not_sums() -> None:
 
 def test_weights_past_the_memory_cap_are_cached_in_a_mapped_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Past the in-memory cap the uint8 weights live in an unlinked, memory-mapped file of
+    """Past the in-memory cap the uint8 weights live in a nameless, memory-mapped file of
     WORKBENCH_SPILL_DIR: the same weights as stats.joint_bootstrap_weights (150 resamples,
-    filled in generator blocks of 64), the same draws as the in-memory cache and as no
-    cache at all, and nothing left in the folder. A folder that cannot take the file, or
+    written in generator blocks of 64), the same draws (read in three blocks of resamples) as
+    the in-memory cache and as no cache at all, and nothing left in the folder. A folder that
+    cannot take the file (absent, or full in the middle of the writes), or
     WORKBENCH_SPILL=never, keeps the table in memory below 128 MiB and past that draws per
-    pass: the same draws every way."""
+    pass: the same draws every way. An unknown WORKBENCH_SPILL is ingest's one-line error."""
     scen = [f"s{i:02d}" for i in range(21)]
     cfg = wb.load_config(overrides={"bootstrap": {"resamples": 150, "budget": None}})
     sums = [(np.array([0, 3, 9, 20]), np.array([1.0, 2.0, 1.0, 3.0]), np.array([4.0, 9.0, 2.5, 12.0])),
@@ -140,28 +141,58 @@ def test_weights_past_the_memory_cap_are_cached_in_a_mapped_file(
         cols = [jb.add_sums(*c) for c in sums]
         return jb, jb.draws(cols)
 
+    def in_memory(jb: reduce.JointBootstrap) -> bool:
+        return isinstance(jb._cache, np.ndarray) and not isinstance(jb._cache, np.memmap)
+
     memory, want = draws()
-    assert isinstance(memory._cache, np.ndarray) and not isinstance(memory._cache, np.memmap)
+    assert in_memory(memory)
+    monkeypatch.setattr(stats, "_JOINT_BLOCK_CELLS", 21 * 64)  # 64 resamples a block: three blocks
     monkeypatch.setattr(reduce, "_CACHE_WEIGHTS", 0)
     monkeypatch.setenv("WORKBENCH_SPILL_DIR", str(tmp_path))
     mapped, got = draws()
-    assert isinstance(mapped._cache, np.memmap)
+    assert isinstance(mapped._cache, np.memmap) and not mapped._cache.flags.writeable
     assert np.array_equal(np.asarray(mapped._cache), stats.joint_bootstrap_weights(21, 0, 150, mapped.seed))
-    assert list(tmp_path.iterdir()) == []  # unlinked at once: the mapping holds it
+    assert list(tmp_path.iterdir()) == []  # no name: the mapping holds it
     assert np.array_equal(got, want, equal_nan=True)
     monkeypatch.setenv("WORKBENCH_SPILL_DIR", str(tmp_path / "absent"))
     held, again = draws()
-    assert isinstance(held._cache, np.ndarray) and not isinstance(held._cache, np.memmap)
+    assert in_memory(held)
     assert np.array_equal(again, want, equal_nan=True)
     monkeypatch.setenv("WORKBENCH_SPILL_DIR", str(tmp_path))
+    real = reduce.tempfile.TemporaryFile
+
+    class Full:  # the disk fills after the first block is written
+        def __init__(self, **kw: Any) -> None:
+            self.fh, self.writes = real(**kw), 0
+
+        def __enter__(self) -> Full:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.fh.close()
+
+        def write(self, data: Any) -> int:
+            self.writes += 1
+            if self.writes > 1:
+                raise OSError(28, "No space left on device")
+            return self.fh.write(data)
+
+    monkeypatch.setattr(reduce.tempfile, "TemporaryFile", Full)
+    full, same = draws()
+    assert in_memory(full)
+    assert np.array_equal(same, want, equal_nan=True)
+    monkeypatch.setattr(reduce.tempfile, "TemporaryFile", real)
     monkeypatch.setenv("WORKBENCH_SPILL", "never")
     kept, same = draws()
-    assert not isinstance(kept._cache, np.memmap) and list(tmp_path.iterdir()) == []
+    assert in_memory(kept) and list(tmp_path.iterdir()) == []
     assert np.array_equal(same, want, equal_nan=True)
     monkeypatch.setattr(reduce, "_MEMORY_WEIGHTS", 0)  # past every cap: drawn per pass
     none, last = draws()
     assert none._cache is None and none._uncacheable
     assert np.array_equal(last, want, equal_nan=True)
+    monkeypatch.setenv("WORKBENCH_SPILL", "nevr")
+    with pytest.raises(wb.WorkbenchError, match="WORKBENCH_SPILL='nevr'"):
+        draws()
 
 
 def test_joint_means_match_a_loop_and_undefined_is_nan() -> None:

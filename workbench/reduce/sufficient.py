@@ -39,6 +39,7 @@ import polars as pl
 
 from workbench import stats
 from workbench.common.config import Config
+from workbench.ingest import spill as ingest_spill
 from workbench.ingest.selection import cell_rows, subset_filter
 
 KEYED_EXCLUDE = ("blank", "malformed")
@@ -67,8 +68,9 @@ _MEMORY_WEIGHTS = 128 * 2**20
 
 def _may_spill() -> bool:
     """Whether the weights may go to disk: not under ``WORKBENCH_SPILL=never`` (which keeps
-    the run's tables in memory, :mod:`workbench.ingest.spill`)."""
-    return os.environ.get("WORKBENCH_SPILL", "auto").strip().lower() != "never"
+    the run's tables in memory; read as :func:`workbench.ingest.spill.mode` reads it, so an
+    unknown value is the same one-line error)."""
+    return ingest_spill.mode() != "never"
 
 
 def scenario_index(rows: pl.DataFrame) -> list[str]:
@@ -331,27 +333,29 @@ class JointBootstrap:
 
     def _mapped_weights(self) -> np.ndarray | None:
         """:meth:`_cached_weights` in a file of the spill folder (``WORKBENCH_SPILL_DIR``, else the
-        system's temporary folder), memory-mapped and unlinked at once (the mapping keeps it
-        until the bootstrap is dropped): the kernel's page cache, not this process's anonymous
-        memory, holds the table (333 MB at 20M generated rows). None when the folder cannot
-        take it (no space, no rights) or a scenario is drawn 256+ times: then every pass draws
-        its weights again, the same numbers."""
+        system's temporary folder), memory-mapped read-only: the kernel's page cache, not this
+        process's anonymous memory, holds the table (333 MB at 20M generated rows). The file
+        has no name (``TemporaryFile``), so nothing is left behind even when the run is killed;
+        the mapping keeps it until the bootstrap is dropped. Written with ordinary writes, a
+        generator block at a time (no resample drawn twice; one block of draws in memory), so a
+        full disk is an ``OSError`` here, never a signal while pages of a mapping are written.
+        None when the folder cannot take it (no space, no rights) or a scenario is drawn 256+
+        times: then the caller keeps the table in memory or draws it per pass, the same numbers."""
         g, b = len(self.scenarios), self.resamples
+        step = stats.JOINT_SEED_BLOCK
+        block = np.empty((min(step, b), g), dtype=np.uint8)
         try:
-            with tempfile.NamedTemporaryFile(prefix="workbench-weights-", suffix=".u8",
-                                             dir=os.environ.get("WORKBENCH_SPILL_DIR") or None) as fh:
-                fh.truncate(b * g)  # sparse until written
-                cache = np.memmap(fh, dtype=np.uint8, mode="r+", shape=(b, g))
-            # the file is unlinked; the mapping holds it. Filled a generator block at a time
-            # (no resample drawn twice), so only one block's draws are in memory at once
-            step = stats.JOINT_SEED_BLOCK
-            for start in range(0, b, step):
-                stop = min(b, start + step)
-                stats.joint_bootstrap_weights(g, start, stop, self.seed, out=cache[start:stop])
-            return cache
+            with tempfile.TemporaryFile(prefix="workbench-weights-", suffix=".u8",
+                                        dir=os.environ.get("WORKBENCH_SPILL_DIR") or None) as fh:
+                for start in range(0, b, step):
+                    stop = min(b, start + step)
+                    fh.write(stats.joint_bootstrap_weights(g, start, stop, self.seed,
+                                                           out=block[:stop - start]).data)
+                fh.flush()
+                return np.memmap(fh, dtype=np.uint8, mode="r", shape=(b, g))
         except OverflowError:  # pragma: no cover - needs a scenario drawn 256+ times
             return None
-        except (OSError, ValueError):  # no space or no rights in the folder: draw per pass
+        except OSError:  # no space or no rights in the folder
             return None
 
     def _cached_weights(self) -> np.ndarray | None:
