@@ -193,6 +193,22 @@ def test_weights_past_the_memory_cap_are_cached_in_a_mapped_file(
     monkeypatch.setenv("WORKBENCH_SPILL", "nevr")
     with pytest.raises(wb.WorkbenchError, match="WORKBENCH_SPILL='nevr'"):
         draws()
+    # a scenario drawn 256+ times does not fit uint8: found once (by the mapped file's first
+    # block), no table in memory tried after it, and every pass draws float weights instead
+    monkeypatch.setenv("WORKBENCH_SPILL", "auto")
+    monkeypatch.setattr(reduce, "_MEMORY_WEIGHTS", 128 * 2**20)
+    real_weights, tried = stats.joint_bootstrap_weights, []
+
+    def no_uint8(g: int, start: int, stop: int, seed: int, out: Any = None) -> Any:
+        if out is not None and out.dtype == np.uint8:
+            tried.append(start)
+            raise OverflowError("a cluster drawn 256 times does not fit uint8")
+        return real_weights(g, start, stop, seed, out=out)
+
+    monkeypatch.setattr(reduce.stats, "joint_bootstrap_weights", no_uint8)
+    over, drawn = draws()
+    assert over._cache is None and over._uncacheable and tried == [0]
+    assert np.array_equal(drawn, want, equal_nan=True)
 
 
 def test_joint_means_match_a_loop_and_undefined_is_nan() -> None:

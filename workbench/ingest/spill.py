@@ -54,6 +54,12 @@ def mode() -> str:
     return value
 
 
+def folder() -> str | None:
+    """``WORKBENCH_SPILL_DIR``, or None for the system's temporary folder (``TMPDIR``): where
+    the row table's files and the bootstrap's weight file go."""
+    return os.environ.get("WORKBENCH_SPILL_DIR") or None
+
+
 def wanted(paths: Iterable[str] = (), rows: int | None = None) -> bool:
     """Whether the row table of these input files (or of ``rows`` rows) goes to disk."""
     m = mode()
@@ -99,7 +105,7 @@ class Spill:
     """
 
     def __init__(self, directory: str | None = None):
-        base = directory if directory is not None else os.environ.get("WORKBENCH_SPILL_DIR") or None
+        base = directory if directory is not None else folder()
         try:
             self.dir = tempfile.mkdtemp(prefix="workbench-rows-", dir=base)
         except OSError as exc:

@@ -28,7 +28,6 @@ per-scenario sums of within-item differences.
 from __future__ import annotations
 
 import hashlib
-import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -52,25 +51,17 @@ WEIGHTS = ("multinomial: each resample draws G clusters with replacement from th
 
 # bytes of dense per-scenario columns ([sums | counts], float64) held at once
 _GROUP_BYTES = 128 * 2**20
-# weights cached across passes (as uint8) in memory when resamples x scenarios is at most this
-# (16 MiB: a small run keeps its table off the disk; past it the mapped file below holds the
-# table out of anonymous memory: at 5M generated rows, 83 MB, the judge offsets' peak
-# anonymous memory 0.85-0.87 -> 0.74-0.75 GB in two runs each)
+# Where the uint8 weight table (resamples x clusters bytes) is kept across passes
+# (JointBootstrap._weight_table). In memory up to _CACHE_WEIGHTS: a small run keeps it off the
+# disk. Past it, in a mapped file of the spill folder up to _DISK_WEIGHTS (at 5M generated rows,
+# 83 MB: the judge offsets' peak anonymous memory 0.85-0.87 -> 0.74-0.75 GB in two runs each).
+# Without the file (WORKBENCH_SPILL=never, a folder that cannot take it), in memory up to
+# _MEMORY_WEIGHTS. Past every cap no table: each group of columns draws every resample again
+# (before the file, at 20M generated rows: 333,334 scenarios x 1,000 resamples, 2.4 s of
+# drawing per group, the scorecard 61.5 s against 33.5 s with the file).
 _CACHE_WEIGHTS = 16 * 2**20
-# ... and past that, in a memory-mapped file of the spill folder when at most this: without a
-# cache every group of columns draws every resample again (20M generated rows, 333,334
-# scenarios x 1,000 resamples: 2.4 s of drawing per group, the scorecard 62 s against 6.8 s at
-# 5M rows, whose 83 MB of weights were cached)
 _DISK_WEIGHTS = 8 * 2**30
-# ... and in memory again, up to this, when the file cannot be made or WORKBENCH_SPILL=never
 _MEMORY_WEIGHTS = 128 * 2**20
-
-
-def _may_spill() -> bool:
-    """Whether the weights may go to disk: not under ``WORKBENCH_SPILL=never`` (which keeps
-    the run's tables in memory; read as :func:`workbench.ingest.spill.mode` reads it, so an
-    unknown value is the same one-line error)."""
-    return ingest_spill.mode() != "never"
 
 
 def scenario_index(rows: pl.DataFrame) -> list[str]:
@@ -317,11 +308,7 @@ class JointBootstrap:
         buffer for every block of a pass: no fresh pages per block)."""
         g = len(self.scenarios)
         if self._cache is None and not self._uncacheable:
-            cells = self.resamples * g
-            self._cache = (self._cached_weights() if cells <= _CACHE_WEIGHTS
-                           else self._mapped_weights() if cells <= _DISK_WEIGHTS and _may_spill() else None)
-            if self._cache is None and cells <= _MEMORY_WEIGHTS:  # no disk for it: in memory
-                self._cache = self._cached_weights()
+            self._cache = self._weight_table()
             self._uncacheable = self._cache is None
         if self._cache is not None:
             if buffer is not None and buffer.dtype == dtype and buffer.shape[0] >= stop - start:
@@ -331,43 +318,53 @@ class JointBootstrap:
             return self._cache[start:stop].astype(dtype)
         return stats.joint_bootstrap_weights(g, start, stop, self.seed).astype(dtype, copy=False)
 
+    def _weight_table(self) -> np.ndarray | None:
+        """Every resample's weights as uint8, kept for every pass, or None (each pass draws
+        its own, the same numbers): in memory up to :data:`_CACHE_WEIGHTS` bytes; past that in a
+        mapped file (:meth:`_mapped_weights`) up to :data:`_DISK_WEIGHTS`, unless
+        ``WORKBENCH_SPILL=never`` (read by :func:`workbench.ingest.spill.mode`: an unknown value
+        is its one-line error) or the folder cannot take it; then in memory up to
+        :data:`_MEMORY_WEIGHTS`. None also when a scenario is drawn 256+ times in one resample
+        (found once, by the first table tried)."""
+        cells = self.resamples * len(self.scenarios)
+        try:
+            if _CACHE_WEIGHTS < cells <= _DISK_WEIGHTS and ingest_spill.mode() != "never":
+                mapped = self._mapped_weights()
+                if mapped is not None:
+                    return mapped
+            return self._cached_weights() if cells <= _MEMORY_WEIGHTS else None
+        except OverflowError:  # a scenario drawn 256+ times in one resample
+            return None
+
     def _mapped_weights(self) -> np.ndarray | None:
-        """:meth:`_cached_weights` in a file of the spill folder (``WORKBENCH_SPILL_DIR``, else the
-        system's temporary folder), memory-mapped read-only: the kernel's page cache, not this
-        process's anonymous memory, holds the table (333 MB at 20M generated rows). The file
-        has no name (``TemporaryFile``), so nothing is left behind even when the run is killed;
-        the mapping keeps it until the bootstrap is dropped. Written with ordinary writes, a
-        generator block at a time (no resample drawn twice; one block of draws in memory), so a
-        full disk is an ``OSError`` here, never a signal while pages of a mapping are written.
-        None when the folder cannot take it (no space, no rights) or a scenario is drawn 256+
-        times: then the caller keeps the table in memory or draws it per pass, the same numbers."""
+        """The weight table in a file of the spill folder (:func:`workbench.ingest.spill.folder`),
+        memory-mapped read-only: the kernel's page cache, not this process's anonymous memory,
+        holds it (333 MB at 20M generated rows). The file has no name (``TemporaryFile``), so
+        nothing is left behind even when the run is killed; the mapping keeps it until the
+        bootstrap is dropped. Written with ordinary writes, a generator block at a time (no
+        resample drawn twice; one block of draws in memory), so a full disk is an ``OSError``
+        here, never a signal while pages of a mapping are written. None when the folder cannot
+        take it (no space, no rights); OverflowError as :func:`workbench.stats.joint_bootstrap_weights`."""
         g, b = len(self.scenarios), self.resamples
         step = stats.JOINT_SEED_BLOCK
         block = np.empty((min(step, b), g), dtype=np.uint8)
         try:
-            with tempfile.TemporaryFile(prefix="workbench-weights-", suffix=".u8",
-                                        dir=os.environ.get("WORKBENCH_SPILL_DIR") or None) as fh:
+            with tempfile.TemporaryFile(prefix="workbench-weights-", suffix=".u8", dir=ingest_spill.folder()) as fh:
                 for start in range(0, b, step):
                     stop = min(b, start + step)
                     fh.write(stats.joint_bootstrap_weights(g, start, stop, self.seed,
                                                            out=block[:stop - start]).data)
                 fh.flush()
                 return np.memmap(fh, dtype=np.uint8, mode="r", shape=(b, g))
-        except OverflowError:  # pragma: no cover - needs a scenario drawn 256+ times
-            return None
         except OSError:  # no space or no rights in the folder
             return None
 
-    def _cached_weights(self) -> np.ndarray | None:
-        """Every resample's weights as uint8 (None when a scenario is drawn 256+ times in
-        one resample), written straight into the table: never a float64 table of all
-        resamples (resamples x scenarios x 8 bytes, 0.4 GB at 1M rows) nor of a block."""
+    def _cached_weights(self) -> np.ndarray:
+        """The weight table in memory, written straight into it: never a float64 table of all
+        resamples (resamples x scenarios x 8 bytes, 0.4 GB at 1M rows) nor of a block.
+        OverflowError when a scenario is drawn 256+ times in one resample."""
         g, b = len(self.scenarios), self.resamples
-        cache = np.empty((b, g), dtype=np.uint8)
-        try:
-            return stats.joint_bootstrap_weights(g, 0, b, self.seed, out=cache)
-        except OverflowError:  # pragma: no cover - needs a scenario drawn 256+ times
-            return None
+        return stats.joint_bootstrap_weights(g, 0, b, self.seed, out=np.empty((b, g), dtype=np.uint8))
 
     def _exact32(self, both: np.ndarray) -> bool:
         """True when float32 products are exact: non-negative integers (scores on an integer
