@@ -306,3 +306,30 @@ def test_a_column_of_text_in_chunks_is_joined_on_disk(tmp_path: Path) -> None:
     assert got.n_chunks() == 1 and got.dtype == pl.String and got.name == "file"
     assert got.to_list() == [v for c in chunks for v in c.to_list()] + ["x"]
     assert ingest_spill.mapped_bytes() > before
+
+
+def test_text_already_on_disk_is_joined_without_writing_its_strings_again(tmp_path: Path) -> None:
+    # chunks of text that are in the spill's mappings (the engine's spilled blocks) become one
+    # chunk whose strings stay where they are: only the 16-byte views (and the validity) are
+    # written; a mapped column in one chunk is not written at all; one in memory is written whole
+    long = [None if j == 5 else ("" if j == 7 else f"/a/long/path/of/an/input/file_{j % 3}.jsonl")
+            for j in range(3000)]
+    with ingest_spill.Spill(str(tmp_path)) as spill:
+        blocks = [spill.frame(pl.DataFrame({"file": long})), spill.frame(pl.DataFrame({"file": long[::-1]}))]
+        s = pl.concat(blocks, rechunk=False)["file"]
+        assert s.n_chunks() == 2 and ingest_spill.is_mapped(s)
+        written = spill.bytes
+        got = spill.series(s)
+        added = spill.bytes - written
+        assert got.n_chunks() == 1 and got.dtype == pl.String and got.name == "file"
+        assert got.to_list() == long + long[::-1]
+        assert ingest_spill.is_mapped(got)
+        # 6000 views of 16 bytes and a validity bitmap of 750 bytes; the strings (39 bytes each,
+        # past the 12 a view holds inline) are not written again
+        assert 16 * 6000 <= added <= 16 * 6000 + 1024, added
+        assert spill.series(got) is got  # on disk in one chunk already
+        in_memory = pl.Series("file", long)
+        assert not ingest_spill.is_mapped(in_memory)
+        before = spill.bytes
+        assert spill.series(in_memory).to_list() == long
+        assert spill.bytes - before > 39 * 2900  # written whole, strings and all

@@ -157,7 +157,19 @@ class Spill:
         copies every string: about 1 GB for the ``file`` column of 20M rows): its chunks are
         written as they are (one record batch each) and mapped back, then joined by Arrow,
         which copies only the 16-byte views of a ``string_view`` array (its strings stay in
-        the mapped buffers), and that one chunk is written and mapped."""
+        the mapped buffers), and that one chunk is written and mapped.
+
+        Text already in this process's row-table mappings (:func:`is_mapped`: the engine's
+        spilled blocks, the repeat marks) is not written again: in one chunk it is returned as
+        it is; in several, only the joined views are written (:meth:`_views`). At 5M generated
+        rows that took the merge's column writes from 6.7 to 4.2 s (the strings of eleven text
+        columns had been written twice more)."""
+        if s.dtype in (pl.String, pl.Binary) and s.len() > 0 and is_mapped(s):
+            if s.n_chunks() == 1:  # on disk already, in one chunk
+                return s
+            joined_views = self._views(s)
+            if joined_views is not None:
+                return joined_views
         if s.n_chunks() > 1 and s.dtype in (pl.String, pl.Binary) and s.len() > 0:
             staged = self._mapped(s.to_frame(), max(c.len() for c in s.get_chunks())).column(0)
             if pa.types.is_string_view(staged.type) or pa.types.is_binary_view(staged.type):
@@ -167,6 +179,49 @@ class Spill:
                 return self.frame(joined).to_series()
         return self.frame(s.rechunk().to_frame()).to_series()
 
+    def _views(self, s: pl.Series) -> pl.Series | None:
+        """A text column whose chunks are all in this spill's mappings (:func:`is_mapped`), in
+        one chunk without writing its strings again: Arrow joins the chunks' 16-byte views
+        (their strings stay in the mapped buffers they are in), only the views and the
+        validity are written to disk and mapped back, and the column is assembled from those
+        and the strings' mapped buffers. None when the chunks are not views (then
+        :meth:`series` writes the column whole)."""
+        chunks = [c.to_arrow(compat_level=pl.CompatLevel.newest()) for c in s.get_chunks()]
+        kind = chunks[0].type
+        if not (pa.types.is_string_view(kind) or pa.types.is_binary_view(kind)):
+            return None  # pragma: no cover - polars gives views for text
+        joined = pa.chunked_array(chunks, type=kind).combine_chunks()
+        validity, views, *data = joined.buffers()
+        with self._lock:
+            path = os.path.join(self.dir, f"{next(self._n)}.views")
+        try:
+            with open(path, "wb") as fh:
+                fh.write(views)
+                if validity is not None:
+                    fh.write(validity)
+            mapped = pa.memory_map(path)
+            views_m = mapped.read_buffer(views.size)
+            validity_m = mapped.read_buffer(validity.size) if validity is not None else None
+            size = views.size + (validity.size if validity is not None else 0)
+        except OSError as exc:
+            raise SpillError(f"cannot write the row table to {self.dir}: {exc.strerror or exc} "
+                             f"(the row table needs about the input's size on disk; "
+                             "WORKBENCH_SPILL_DIR chooses another folder, WORKBENCH_SPILL=never "
+                             "keeps it in memory)") from None
+        finally:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        with self._lock:
+            self.bytes += size
+        arr = pa.Array.from_buffers(kind, len(joined), [validity_m, views_m, *data],
+                                    null_count=joined.null_count, offset=joined.offset)
+        del joined, views, validity
+        out = pl.from_arrow(arr)
+        assert isinstance(out, pl.Series)
+        return out.alias(s.name)
+
     def close(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -175,6 +230,42 @@ class Spill:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _mapped_ranges() -> list[tuple[int, int]]:
+    """Address ranges of this process's live mappings of row-table files (none off Linux)."""
+    out = []
+    try:
+        with open("/proc/self/maps") as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) >= 6 and "/workbench-rows-" in parts[5]:
+                    lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                    out.append((lo, hi))
+    except OSError:  # pragma: no cover - not Linux
+        return []
+    return sorted(out)
+
+
+def is_mapped(s: pl.Series) -> bool:
+    """True when every buffer of every chunk of ``s`` lies in a mapping of a row-table file
+    (:class:`Spill`): the column is on disk already, so writing it again would only copy it.
+    False for an empty column, off Linux, or when any buffer is in ordinary memory."""
+    ranges = _mapped_ranges()
+    if not ranges or s.len() == 0:
+        return False
+    import bisect
+
+    starts = [lo for lo, _ in ranges]
+    for chunk in s.get_chunks():  # one chunk at a time: zero-copy, never a rechunk
+        arr = chunk.to_arrow(compat_level=pl.CompatLevel.newest())
+        for buf in arr.buffers():
+            if buf is None or buf.size == 0:
+                continue
+            i = bisect.bisect_right(starts, buf.address) - 1
+            if i < 0 or buf.address + buf.size > ranges[i][1]:
+                return False
+    return True
 
 
 def mapped_bytes() -> int:
