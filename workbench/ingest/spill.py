@@ -20,12 +20,14 @@ same order). ``WORKBENCH_SPILL`` chooses: ``auto`` (default: when the inputs hol
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 import polars as pl
 import pyarrow as pa
@@ -40,6 +42,9 @@ AUTO_BYTES = 64 * 2**20
 AUTO_ROWS = 200_000
 """``auto``: ... or when the merged row table has at least this many rows (any engine)."""
 MODES = ("auto", "always", "never")
+
+
+T = TypeVar("T")
 
 
 class SpillError(WorkbenchError):
@@ -130,15 +135,24 @@ class Spill:
 
     def _mapped(self, df: pl.DataFrame, batch: int) -> pa.Table:
         """``df`` written in record batches of ``batch`` rows and read back as a mapped table."""
+        return self._file(".arrow", lambda path: df.write_ipc(path, compression="uncompressed",
+                                                               record_batch_size=batch),
+                          lambda mapped: ipc.open_file(mapped).read_all())
+
+    def _file(self, suffix: str, write: Callable[[str], object],
+              read: Callable[[pa.MemoryMappedFile], T]) -> T:
+        """``write(path)`` a new file of this folder, ``read`` it through a memory map, unlink
+        it (the mapping keeps it) and count its bytes: every file a spill makes goes this way.
+        A full disk or no rights is :class:`SpillError`."""
         with self._lock:
-            path = os.path.join(self.dir, f"{next(self._n)}.arrow")
+            path = os.path.join(self.dir, f"{next(self._n)}{suffix}")
         try:
-            df.write_ipc(path, compression="uncompressed", record_batch_size=batch)
+            write(path)
             size = os.path.getsize(path)
-            table = ipc.open_file(pa.memory_map(path)).read_all()
+            out = read(pa.memory_map(path))
         except OSError as exc:
             raise SpillError(f"cannot write the row table to {self.dir}: {exc.strerror or exc} "
-                             f"(the row table needs about the input's size on disk; "
+                             f"(the row table needs about 2.5 times the input's size on disk; "
                              "WORKBENCH_SPILL_DIR chooses another folder, WORKBENCH_SPILL=never "
                              "keeps it in memory)") from None
         finally:
@@ -148,7 +162,7 @@ class Spill:
                 pass
         with self._lock:
             self.bytes += size
-        return table
+        return out
 
     def series(self, s: pl.Series) -> pl.Series:
         """One column written to disk and mapped back (one chunk).
@@ -192,32 +206,20 @@ class Spill:
             return None  # pragma: no cover - polars gives views for text
         joined = pa.chunked_array(chunks, type=kind).combine_chunks()
         validity, views, *data = joined.buffers()
-        with self._lock:
-            path = os.path.join(self.dir, f"{next(self._n)}.views")
-        try:
+
+        def write(path: str) -> None:
             with open(path, "wb") as fh:
                 fh.write(views)
                 if validity is not None:
                     fh.write(validity)
-            mapped = pa.memory_map(path)
-            views_m = mapped.read_buffer(views.size)
-            validity_m = mapped.read_buffer(validity.size) if validity is not None else None
-            size = views.size + (validity.size if validity is not None else 0)
-        except OSError as exc:
-            raise SpillError(f"cannot write the row table to {self.dir}: {exc.strerror or exc} "
-                             f"(the row table needs about the input's size on disk; "
-                             "WORKBENCH_SPILL_DIR chooses another folder, WORKBENCH_SPILL=never "
-                             "keeps it in memory)") from None
-        finally:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-        with self._lock:
-            self.bytes += size
+
+        def read(mapped: pa.MemoryMappedFile) -> tuple[pa.Buffer, pa.Buffer | None]:
+            return mapped.read_buffer(views.size), (None if validity is None else mapped.read_buffer(validity.size))
+
+        views_m, validity_m = self._file(".views", write, read)
         arr = pa.Array.from_buffers(kind, len(joined), [validity_m, views_m, *data],
                                     null_count=joined.null_count, offset=joined.offset)
-        del joined, views, validity
+        del joined
         out = pl.from_arrow(arr)
         assert isinstance(out, pl.Series)
         return out.alias(s.name)
@@ -233,7 +235,8 @@ class Spill:
 
 
 def _mapped_ranges() -> list[tuple[int, int]]:
-    """Address ranges of this process's live mappings of row-table files (none off Linux)."""
+    """Sorted address ranges of this process's live mappings of row-table files, from
+    ``/proc/self/maps`` (none off Linux)."""
     out = []
     try:
         with open("/proc/self/maps") as fh:
@@ -254,8 +257,6 @@ def is_mapped(s: pl.Series) -> bool:
     ranges = _mapped_ranges()
     if not ranges or s.len() == 0:
         return False
-    import bisect
-
     starts = [lo for lo, _ in ranges]
     for chunk in s.get_chunks():  # one chunk at a time: zero-copy, never a rechunk
         arr = chunk.to_arrow(compat_level=pl.CompatLevel.newest())
@@ -272,14 +273,4 @@ def mapped_bytes() -> int:
     """Bytes of this process's live mappings of row-table files (0 when none is alive or off
     Linux): what the spilled frames still hold, read from ``/proc/self/maps``. For tests and
     measurements; a frame that copied its columns out of the mapping holds none."""
-    total = 0
-    try:
-        with open("/proc/self/maps") as fh:
-            for line in fh:
-                parts = line.split()
-                if len(parts) >= 6 and "/workbench-rows-" in parts[5]:
-                    lo, hi = (int(x, 16) for x in parts[0].split("-"))
-                    total += hi - lo
-    except OSError:  # pragma: no cover - not Linux
-        return 0
-    return total
+    return sum(hi - lo for lo, hi in _mapped_ranges())
