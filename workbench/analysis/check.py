@@ -28,20 +28,23 @@ import re
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
 from workbench import stats
 from workbench.analysis import census, paired
-from workbench.analysis.scorecard import STATUS_MEASURED, cell_row_count, cell_rows, subset_filter, summarize_cell
+from workbench.analysis.scorecard import STATUS_MEASURED, cell_row_count, subset_filter, summarize_cell
 from workbench.common import schemas, vocab
 from workbench.common.config import KEY_FIELDS, Config
 from workbench.common.errors import ConfigError, InputError
 from workbench.common.vocab import Rule, Verdict
-from workbench.ingest import selection
+from workbench.ingest import clusters, selection
 from workbench.reduce import codes as reduce_codes
+
+if TYPE_CHECKING:
+    from workbench.reduce.sufficient import JointBootstrap
 
 RULES: tuple[str, ...] = vocab.names(Rule)
 """Candidate aggregation rules, in report order:
@@ -312,6 +315,32 @@ def _scope(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
     return expr
 
 
+def _narrow(rows: pl.DataFrame, cfg: Config, fields: list[str]) -> pl.DataFrame:
+    """The columns of the row table the check reads for ``fields``: the keys, line, bucket,
+    cluster, the subsets' columns and each field's value, raw number and status (a select:
+    no column is copied).
+
+    Every filter below copies the columns it keeps, so it runs on this and never on the row
+    table itself, whose text columns (the file name, the verdict, the flags) are most of its
+    bytes: the published card of the 5M-row benchmark held 4.5 GB of anonymous memory with
+    filters of every column."""
+    subset_cols = [c for spec in cfg.subsets.values() for c in spec]
+    want = [*KEY_FIELDS, "line", "bucket", clusters.COLUMN, *subset_cols,
+            *(f"{f}{part}" for f in fields for part in ("", "__raw", "__status"))]
+    return rows.select([c for c in dict.fromkeys(want) if c in rows.columns])
+
+
+def _count(rows: pl.DataFrame, pred: pl.Expr) -> int:
+    """Rows where ``pred`` holds (null: not), counted without copying them."""
+    return int(rows.lazy().select(pred.fill_null(False).sum()).collect().item())
+
+
+def _distinct(rows: pl.DataFrame, col: str) -> set[Any]:
+    """The distinct non-null values of ``col`` in the cell rows (nothing row-sized copied)."""
+    return set(rows.lazy().filter(selection.in_cells()).select(pl.col(col).drop_nulls().unique())
+               .collect()[col].to_list())
+
+
 def _exact_sum(values: np.ndarray) -> Fraction:
     """Exact sum of values read from decimal text (``7.5`` is 15/2, ``0.1`` is 1/10)."""
     if not values.size:
@@ -329,8 +358,9 @@ def _rule_fractions(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | 
 def _rule_table(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
                 subset: str | None, field: str) -> tuple[dict[str, Fraction | None], dict[str, int]]:
     """Every rule's exact value and the number of values it averages over (its n)."""
+    rows = _narrow(rows, cfg, [field])
     scope = _scope(rows, cfg, variant, judge, subset)
-    cell = cell_rows(rows).filter(scope).with_columns(_as_read(cfg, field).alias("__v"))
+    cell = rows.filter(selection.in_cells() & scope).with_columns(_as_read(cfg, field).alias("__v"))
     valid = cell.filter(pl.col("__v").is_not_null())
     n_rows, n_valid = cell.height, valid.height
     total = _exact_sum(valid["__v"].to_numpy())
@@ -367,8 +397,8 @@ def _rule_table(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None
             ns[rule] = part.height
             if part.height:
                 out[rule] = _exact_sum(part[f"{field}__raw"].to_numpy()) / part.height
-    if rows.filter(pl.col("bucket") == "missing_planned").height:
-        planned = rows.filter((pl.col("bucket") == "missing_planned") & scope).height
+    if _count(rows, pl.col("bucket") == "missing_planned"):
+        planned = _count(rows, (pl.col("bucket") == "missing_planned") & scope)
         denom = n_rows + planned
         out["zero_filled_planned"] = total / denom if denom else None
         ns["zero_filled_planned"] = denom
@@ -503,15 +533,14 @@ def published_check(rows: pl.DataFrame, cfg: Config, published_df: pl.DataFrame,
     re-judgments held out). A variant, judge or subset the rows do not have is an
     :class:`InputError` naming ``source`` and the line.
     """
-    known = cell_rows(rows)
-    variants = set(known["variant"].drop_nulls().to_list())
-    judges = set(known["judge"].drop_nulls().to_list())
+    figures = _harness_records(rows, cfg)  # the harness's own rule reads the whole rows
     fields = [c for c in published_df.columns if c not in ("line", "variant", "judge", "subset")]
+    rows = _narrow(rows, cfg, [f for f in fields if f in cfg.score_names])
+    variants, judges = _distinct(rows, "variant"), _distinct(rows, "judge")
     for f in fields:
         if f not in cfg.score_names:
             raise InputError(source, f"column '{f}' is not a rubric field; the config's fields are "
                              f"{', '.join(cfg.score_names)}")
-    figures = _harness_records(rows, cfg)
     out: list[dict[str, Any]] = []
     for rec in published_df.iter_rows(named=True):
         line = rec.get("line")
@@ -526,7 +555,7 @@ def published_check(rows: pl.DataFrame, cfg: Config, published_df: pl.DataFrame,
         elif subset is not None and subset not in cfg.subsets:
             finding = (f"{source} line {line}: subset {subset!r} is not defined in the config "
                        f"(defined: {', '.join(sorted(cfg.subsets)) or 'none'})")
-        elif known.filter(_scope(rows, cfg, variant, judge, subset)).height == 0:
+        elif _count(rows, selection.in_cells() & _scope(rows, cfg, variant, judge, subset)) == 0:
             finding = (f"{source} line {line}: {_cell_label(variant, judge, subset)} has no rows "
                        "(this variant, judge and subset never occur together)")
         for f in fields:
@@ -551,8 +580,8 @@ def published_check(rows: pl.DataFrame, cfg: Config, published_df: pl.DataFrame,
             dist = {r: abs(float(v - target)) for r, v in values.items() if v is not None}
             pool = reproduced or [r for r in RULES if r in dist]
             nearest = min(pool, key=lambda r: (dist[r], RULES.index(r))) if pool else None
-            scope = cell_rows(rows).filter(_scope(rows, cfg, variant, judge, subset))
-            vm = scope[f].drop_nulls()
+            vm = (rows.lazy().filter(selection.in_cells() & _scope(rows, cfg, variant, judge, subset))
+                  .select(pl.col(f).drop_nulls()).collect()[f])
             out.append({
                 "variant": variant, "judge": judge, "subset": subset, "field": f,
                 "published": float(target), "decimals": _decimals(printed),
@@ -581,12 +610,13 @@ def _few(names: set[Any], k: int = 5) -> str:
 def _ambiguity(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
                subset: str | None, fld: str, rules: list[str]) -> str:
     """Why several rules give the printed value on these rows (which facts make them coincide)."""
+    rows = _narrow(rows, cfg, [fld])
     scope = _scope(rows, cfg, variant, judge, subset)
     read = rows.filter(scope & pl.col("line").is_not_null()
                        & selection.keyed_read())
-    cell = cell_rows(rows).filter(scope)
+    cell = rows.filter(selection.in_cells() & scope)
     valid = cell.filter(pl.col(fld).is_not_null())
-    absent = rows.filter(scope & (pl.col("bucket") == "missing_planned")).height
+    absent = _count(rows, scope & (pl.col("bucket") == "missing_planned"))
     per_key = read.group_by("scenario", "variant", "trial", "judge").len()["len"]
     per_item = valid.group_by("scenario", "variant", "trial").len()["len"]
     sentinels = cell.filter(pl.col(f"{fld}__status").is_in(list(_NO_SCORE_CODES))).height
@@ -864,18 +894,17 @@ def _p(p: float | None) -> str:
 
 
 def _side(rows: pl.DataFrame, cfg: Config, variant: str, claim: dict[str, Any],
-          fld: str) -> dict[str, Any]:
+          fld: str, joint: JointBootstrap) -> dict[str, Any]:
     """One side of a claim. Its ``rows`` are its judgments, as in the census and the scorecard:
     planned judgments with no row are included, so ``rows - valid_n`` over ``rows`` is the
-    census's missing rate (one definition everywhere) and the bounds match the scorecard's."""
+    census's missing rate (one definition everywhere) and the bounds match the scorecard's.
+    ``rows``: :func:`_narrow`'s; ``joint``: the check's bootstrap over the run's clusters."""
     scope = _scope(rows, cfg, variant, claim["judge"], claim["subset"])
-    cell = cell_rows(rows).filter(scope)
-    absent = rows.filter((pl.col("bucket") == "missing_planned") & scope).height
+    cell = rows.filter(selection.in_cells() & scope)
+    absent = _count(rows, (pl.col("bucket") == "missing_planned") & scope)
     valid = cell.filter(pl.col(fld).is_not_null())
     from workbench.ingest.clusters import column
-    from workbench.reduce.sufficient import JointBootstrap
 
-    joint = JointBootstrap.for_rows(rows, cfg)  # the run's cluster weights
     summ = summarize_cell(valid[fld].to_numpy(), valid[column(valid)].to_numpy(),
                           cell_row_count(cell) + absent, cfg,
                           key=("claim", variant, claim["judge"], claim["subset"], fld), joint=joint)
@@ -896,13 +925,11 @@ def _validate_claim(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any]) -> s
     if claim.get("subset") is not None and claim["subset"] not in cfg.subsets:
         raise _claim_error(claim, f"subset {claim['subset']!r} is not defined in the config "
                            f"(defined: {', '.join(sorted(cfg.subsets)) or 'none'})")
-    known = cell_rows(rows)
-    variants = set(known["variant"].drop_nulls().to_list())
+    variants = _distinct(rows, "variant")
     for side in ("a", "b"):
         if claim[side] not in variants:
             raise _claim_error(claim, f"variant {claim[side]!r} ({side}) has no rows in the inputs")
-    judges = set(known["judge"].drop_nulls().to_list())
-    if claim.get("judge") is not None and claim["judge"] not in judges:
+    if claim.get("judge") is not None and claim["judge"] not in _distinct(rows, "judge"):
         raise _claim_error(claim, f"judge {claim['judge']!r} has no rows in the inputs")
     return fld
 
@@ -1003,15 +1030,19 @@ def _judge_confound(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld:
     shared = set(ja) & set(jb)
     g1 = (set(ja) - set(jb)) or shared
     g2 = (set(jb) - set(ja)) or shared
-    scope = cell_rows(rows).filter(subset_filter(cfg, claim["subset"]))
-
-    absent = rows.filter((pl.col("bucket") == "missing_planned") & subset_filter(cfg, claim["subset"]))
+    within = subset_filter(cfg, claim["subset"])
 
     def rate(group: set[str]) -> tuple[int, int]:
-        """(missing, judgments) of the group's judges: the census's definition."""
-        g = scope.filter(pl.col("judge").is_in(sorted(group)))
-        n = cell_row_count(g) + absent.filter(pl.col("judge").is_in(sorted(group))).height
-        return n - g.filter(pl.col(fld).is_not_null()).height, n
+        """(missing, judgments) of the group's judges: the census's definition
+        (:func:`workbench.analysis.scorecard.cell_row_count` of their cell rows, a conflicting key
+        once, plus their planned judgments with no row), counted without copying the rows."""
+        judges = within & pl.col("judge").is_in(sorted(group))
+        cell = selection.in_cells() & judges
+        conflict = cell & (pl.col("bucket") == "conflict")
+        keys = rows.lazy().filter(conflict).select(KEY_FIELDS).unique().select(pl.len()).collect().item()
+        n = (_count(rows, cell) - _count(rows, conflict) + int(keys)
+             + _count(rows, judges & (pl.col("bucket") == "missing_planned")))
+        return n - _count(rows, cell & pl.col(fld).is_not_null()), n
 
     m1, n1 = rate(g1)
     m2, n2 = rate(g2)
@@ -1055,16 +1086,15 @@ def _pv(p: float) -> str:
 def _units(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld: str,
            variants: list[str] | None) -> pl.DataFrame:
     """Judgment units (missing 0/1 for ``fld``) in the claim's scope."""
-    scope = rows.filter(subset_filter(cfg, claim["subset"]))
+    where = subset_filter(cfg, claim["subset"]) & selection.keyed_once()
     if claim.get("judge") is not None:
-        scope = scope.filter(pl.col("judge") == claim["judge"])
+        where = where & (pl.col("judge") == claim["judge"])
     if variants is not None:
-        scope = scope.filter(pl.col("variant").is_in(variants))
-    keyed = scope.filter(selection.keyed_once())
-
-    return census.with_cluster_codes(keyed.group_by(list(KEY_FIELDS)).agg(
-        (pl.col(fld).is_null().any() | (pl.len() > 1)).cast(pl.Float64).alias("missing")
-    ).sort(list(KEY_FIELDS)), rows)
+        where = where & pl.col("variant").is_in(variants)
+    units = (rows.lazy().filter(where).group_by(list(KEY_FIELDS))
+             .agg((pl.col(fld).is_null().any() | (pl.len() > 1)).cast(pl.Float64).alias("missing"))
+             .sort(list(KEY_FIELDS)).collect())
+    return census.with_cluster_codes(units, rows)
 
 
 def check_claims(rows: pl.DataFrame, cfg: Config,
@@ -1105,13 +1135,21 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
     ``notes`` are short sentences; ``notes[0]`` is always the reason for the verdict (what
     :func:`claim_line` prints in parentheses).
     """
+    from workbench.reduce.sufficient import JointBootstrap as Joint
+
     out = []
+    joint: JointBootstrap | None = None  # one for every claim: its weights drawn once
     for claim in claims:
         claim = {"subset": None, "judge": None, "field": None, **claim}
         fld = _validate_claim(rows, cfg, claim)
+        sub = _narrow(rows, cfg, [fld])
+        if joint is None:  # the run's cluster weights (a function of seed and cluster index)
+            joint = Joint.for_rows(sub, cfg)
         a, b, claimed = claim["a"], claim["b"], float(claim["claimed"])
-        rec = paired.contrast_record(rows, cfg, a, b, fld, claim["subset"], claim["judge"])
-        sa, sb = _side(rows, cfg, a, claim, fld), _side(rows, cfg, b, claim, fld)
+        rec = paired.contrast_record(sub, cfg, a, b, fld, claim["subset"], claim["judge"], joint=joint,
+                                     where=pl.col("variant").is_in([a, b]))
+        joint.run()
+        sa, sb = _side(sub, cfg, a, claim, fld, joint), _side(sub, cfg, b, claim, fld, joint)
         ca, cb = sa["summary"], sb["summary"]
         za = _rule_fractions(rows, cfg, a, claim["judge"], claim["subset"], fld)["zero_filled"]
         zb = _rule_fractions(rows, cfg, b, claim["judge"], claim["subset"], fld)["zero_filled"]
@@ -1126,7 +1164,7 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
         fisher = (stats.fisher_exact_2x2(miss_a, ca["rows"], miss_b, cb["rows"])
                   if ca["rows"] and cb["rows"] else None)
         gate = _gate_reasons(ca, cfg, fld) + _gate_reasons(cb, cfg, fld)
-        design, seen = census.design_missingness(_units(rows, cfg, claim, fld, [a, b]), "variant",
+        design, seen = census.design_missingness(_units(sub, cfg, claim, fld, [a, b]), "variant",
                                                  stats.derive_seed(cfg.seed, "confound_variant", claim["name"]),
                                                  cfg.missingness_unit)
         notes: list[str] = []  # the verdict's reason goes first, once the family is known
@@ -1151,7 +1189,7 @@ def check_claims(rows: pl.DataFrame, cfg: Config,
         elif census.cannot_reject(seen["min_p"], cfg.alpha) and (miss_a or miss_b):
             notes.append(f"the missingness test cannot reject at {cfg.alpha:.0%} with {seen['blocks']} "
                          f"blocks (smallest attainable p {seen['min_p']:.2g}): not evidence of equal rates")
-        judge_flag, judge_note, judge_p = _judge_confound(rows, cfg, claim, fld, sa["judges"], sb["judges"])
+        judge_flag, judge_note, judge_p = _judge_confound(sub, cfg, claim, fld, sa["judges"], sb["judges"])
         if judge_note:
             confounding.append(judge_note)
         notes.extend(confounding)

@@ -660,17 +660,20 @@ def _power_inputs(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray
 
 def contrast_record(rows: pl.DataFrame, cfg: Config, a: str, b: str, field: str | None = None,
                     subset: str | None = None, judge: str | None = None,
-                    seed_offset: int = 0, joint: JointBootstrap | None = None) -> dict[str, Any]:
+                    seed_offset: int = 0, joint: JointBootstrap | None = None,
+                    where: pl.Expr | None = None) -> dict[str, Any]:
     """One contrast a - b on valid values: unpaired, paired, leave-one-out range and power.
 
     ``boot_low``/``boot_high``: joint cluster bootstrap of mean_a - mean_b, the difference
     of the two cells' resampled means on the same scenario weights (so it is coherent with
     the cells' own ``boot_*``); ``paired_boot_low``/``paired_boot_high``: the same weights on
     the per-scenario sums of matched-unit differences. From ``joint`` (the run's; filled in
-    when it runs), else a bootstrap over ``rows``'s scenarios run at once.
+    when it runs), else a bootstrap over ``rows``'s scenarios run at once. ``where``: only the
+    rows where it holds are coded (a claim's two variants: every number of the record is of
+    ``a`` and ``b``'s rows, and the other variants' are not coded).
     """
     fld = field or cfg.headline
-    scope = _Scope(_Coded(rows, cfg, [fld]), cfg, fld, subset, judge)
+    scope = _Scope(_Coded(rows, cfg, [fld], where), cfg, fld, subset, judge)
     boot = joint if joint is not None else JointBootstrap.for_rows(rows, cfg)
     rec = _contrast_from(scope, cfg, a, b, fld, subset, judge, boot)
     if joint is None:
