@@ -391,3 +391,74 @@ def test_add_coded_integer_sums_are_the_sorted_sums(monkeypatch: pytest.MonkeyPa
     big = np.array([-1.0, 2.0**53, 1.0, 1.0, 1.0])
     assert not rd._exact_integers(big) and rd._exact_integers(big[:1])
     assert rd._exact_integers(np.array([2.0**50] * 7)) and not rd._exact_integers(np.array([2.0**50] * 8))
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_integer_columns_by_blocks_of_scenarios_are_the_exact_quotients(
+        monkeypatch: pytest.MonkeyPatch, big: bool) -> None:
+    """Integer columns (counts and sums) are drawn by blocks of scenarios, every column at once
+    (``_draws_by_scenarios``): each draw is exactly sum_g w_rg S_gc / sum_g w_rg n_gc, the
+    quotient of two integers summed here in Python integers from the weights drawn by the
+    documented rule. The blocks are made small (several scenario blocks, several parts of
+    columns); with ``big`` the sums pass 2**24, where float32 is not exact and the pass sums
+    again in float64. Columns with a scenario missing, one scenario only, and two columns with
+    equal counts (multiplied once) are among them; an undrawn column is NaN, never 0."""
+    g, b = 23, 100
+    cfg = wb.load_config(overrides={"bootstrap": {"resamples": b, "budget": None}})
+    jb = reduce.JointBootstrap.for_scenarios([f"s{i:02d}" for i in range(g)], cfg)
+    rng = np.random.default_rng(3)
+    scale = 1_000_003 if big else 1  # odd: the totals need more than 24 bits
+    specs = []
+    for c in range(9):
+        codes = np.arange(g) if c % 3 else np.sort(rng.choice(g, size=g - 5, replace=False))
+        if c == 8:
+            codes = np.array([4])
+        n = rng.integers(1, 4, size=codes.size)
+        s = n * rng.integers(1, 11, size=codes.size) * scale
+        specs.append((codes, n, s))
+    specs.append((specs[1][0], specs[1][1], specs[1][1] * 7))  # the counts of column 1 again
+    cols = [jb.add_sums(c, n.astype(float), s.astype(float)) for c, n, s in specs]
+    called = []
+    real = reduce.JointBootstrap._draws_by_scenarios
+
+    def spy(self: reduce.JointBootstrap, *args: Any) -> None:
+        called.append(True)
+        real(self, *args)
+
+    monkeypatch.setattr(reduce.JointBootstrap, "_draws_by_scenarios", spy)
+    monkeypatch.setattr(stats, "_JOINT_BLOCK_CELLS", 5 * b)  # 5 scenarios a block: 5 blocks
+    monkeypatch.setattr(reduce, "_GROUP_BYTES", 8 * b * 4)  # 4 columns at a time: 3 parts
+    got = jb.draws(cols)
+    assert called == [True]
+    w = [[int(x) for x in row] for row in stats.joint_bootstrap_weights(g, 0, b, jb.seed)]
+    undrawn = 0
+    for j, (codes, n, s) in enumerate(specs):
+        for r in range(b):
+            num = sum(w[r][int(k)] * int(v) for k, v in zip(codes, s, strict=True))
+            den = sum(w[r][int(k)] * int(v) for k, v in zip(codes, n, strict=True))
+            if den == 0:
+                undrawn += 1
+                assert np.isnan(got[r, j])
+            else:
+                assert got[r, j] == num / den  # Python's correctly rounded int / int
+    assert undrawn > 0  # column 8 (one scenario) is undrawn in some resamples
+    if big:
+        assert max(sum(w[r][int(k)] * int(v) for k, v in zip(*specs[0][::2], strict=True)) for r in range(b)) > 2**24
+
+
+def test_a_float_column_keeps_every_column_in_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One column of non-integer sums sends every column of the pass down the groups of columns
+    (whose float64 bits it was recorded with): the blocks of scenarios are for integer passes."""
+    cfg = wb.load_config(overrides={"bootstrap": {"resamples": 100, "budget": None}})
+    jb = reduce.JointBootstrap.for_scenarios([f"s{i}" for i in range(9)], cfg)
+    ints = jb.add_sums(np.arange(9), np.ones(9), np.arange(9.0))
+    half = jb.add_sums(np.arange(9), np.ones(9), np.arange(9.0) + 0.5)
+
+    def forbidden(*args: Any) -> None:
+        raise AssertionError("blocks of scenarios with a float column")
+
+    monkeypatch.setattr(reduce.JointBootstrap, "_draws_by_scenarios", forbidden)
+    got = jb.draws([ints, half])
+    w = stats.joint_bootstrap_weights(9, 0, 100, jb.seed)
+    want = (w @ (np.arange(9.0) + 0.5)) / w.sum(axis=1)
+    assert np.allclose(got[:, 1], want, rtol=1e-13)

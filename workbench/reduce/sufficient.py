@@ -307,16 +307,22 @@ class JointBootstrap:
         float32 and float64 alike), written into ``buffer``'s first rows when given (one
         buffer for every block of a pass: no fresh pages per block)."""
         g = len(self.scenarios)
+        table = self._kept_weights()
+        if table is not None:
+            if buffer is not None and buffer.dtype == dtype and buffer.shape[0] >= stop - start:
+                out = buffer[:stop - start]
+                np.copyto(out, table[start:stop], casting="unsafe")
+                return out
+            return table[start:stop].astype(dtype)
+        return stats.joint_bootstrap_weights(g, start, stop, self.seed).astype(dtype, copy=False)
+
+    def _kept_weights(self) -> np.ndarray | None:
+        """The weight table kept for every pass (:meth:`_weight_table`, made on first call), or
+        None when it cannot be kept."""
         if self._cache is None and not self._uncacheable:
             self._cache = self._weight_table()
             self._uncacheable = self._cache is None
-        if self._cache is not None:
-            if buffer is not None and buffer.dtype == dtype and buffer.shape[0] >= stop - start:
-                out = buffer[:stop - start]
-                np.copyto(out, self._cache[start:stop], casting="unsafe")
-                return out
-            return self._cache[start:stop].astype(dtype)
-        return stats.joint_bootstrap_weights(g, start, stop, self.seed).astype(dtype, copy=False)
+        return self._cache
 
     def _weight_table(self) -> np.ndarray | None:
         """Every resample's weights as uint8, kept for every pass, or None (each pass draws
@@ -409,6 +415,15 @@ class JointBootstrap:
                  for c in cols]
         order = sorted(range(len(cols)), key=lambda j: (kinds[j], j))
         buffers: dict[Any, np.ndarray] = {}
+        # every column of integers, and the weight table kept: by blocks of scenarios. Each
+        # product and sum is an exact integer (checked), so the order of the sums changes no bit,
+        # and the weights are converted once for all the columns instead of once per group.
+        # (Only when all are: a float64 column's last bit could depend on its group's width.)
+        if not any(kinds) and all(self._exact32(self.columns[c].n) or self.columns[c].n.size == 0 for c in cols):
+            table = self._kept_weights()
+            if table is not None:
+                self._draws_by_scenarios(cols, table, out)
+                return out
 
         def weights(start: int, stop: int, dtype: type) -> np.ndarray:
             if dtype not in buffers:
@@ -464,6 +479,59 @@ class JointBootstrap:
                 if self.tick is not None:  # the group's k columns, in proportion to the resamples done
                     self.tick(k * stop // b - k * start // b)
         return out
+
+    def _draws_by_scenarios(self, cols: Sequence[int], cache: np.ndarray, out: np.ndarray) -> None:
+        """:meth:`_draws_blocks` for columns whose counts and sums are all non-negative
+        integers, from the kept weight table, by blocks of scenarios: each block's weights
+        (every resample of up to ``_JOINT_BLOCK_CELLS / resamples`` scenarios, as float32) are
+        multiplied with the block's rows of every column's dense [sums | distinct counts] at
+        once and added up. Integer products and sums below 2**24 are exact in float32 whatever
+        their order (checked on the totals, else the block sums again in float64, exact below
+        2**53), so the draws are bit for bit those of the groups of columns (the same quotient
+        of the same two integers), with the weights converted once instead of once per group
+        (at 20M generated rows, 333,334 scenarios, a group held 25 columns)."""
+        g, b = len(self.scenarios), self.resamples
+        group = list(range(len(cols)))
+        tick = self.tick
+        # columns at a time: their totals (resamples x columns, float32) and a block's dense
+        # rows bounded by _GROUP_BYTES
+        width = max(1, min(_GROUP_BYTES // (8 * b), len(group)))
+        for c0 in range(0, len(group), width):
+            part = group[c0:c0 + width]
+            k = len(part)
+            columns = [self.columns[cols[pos]] for pos in part]
+            ncol = self._distinct_counts([cols[pos] for pos in part])
+            u = max(ncol) + 1
+            rows_per = max(1, min(g, stats._JOINT_BLOCK_CELLS // b, _GROUP_BYTES // (4 * (k + u))))
+            for dtype in (np.float32, np.float64):
+                total = np.zeros((b, k + u), dtype=dtype)
+                dense = np.zeros((rows_per, k + u), dtype=dtype)
+                w = np.empty((b, rows_per), dtype=dtype)
+                # each column's slice of scenarios per block: its codes are sorted and unique
+                bounds = [np.searchsorted(col.codes, np.arange(0, g + rows_per, rows_per)) for col in columns]
+                for i, s0 in enumerate(range(0, g, rows_per)):
+                    s1 = min(g, s0 + rows_per)
+                    m = s1 - s0
+                    block = dense[:m]
+                    block[...] = 0
+                    for j, col in enumerate(columns):
+                        lo, hi = bounds[j][i], bounds[j][i + 1]
+                        if hi > lo:
+                            at = col.codes[lo:hi] - s0
+                            block[at, j] = col.s[lo:hi]
+                            block[at, k + ncol[j]] = col.n[lo:hi]
+                    np.copyto(w[:, :m], cache[:, s0:s1], casting="unsafe")
+                    total += w[:, :m] @ block
+                    if tick is not None and dtype is np.float32:  # in proportion to the scenarios done
+                        tick(k * s1 // g - k * s0 // g)
+                del dense, w
+                if dtype is np.float64 or float(total.max(initial=0.0)) < 2.0**24:
+                    break
+            t = total.astype(np.float64, copy=False)
+            del total
+            ts, tn = t[:, :k], t[:, k:][:, ncol]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[:, part] = np.where(tn > 0, ts / tn, np.nan)
 
     def _distinct_counts(self, cols: Sequence[int]) -> list[int]:
         """For each column, the index of its count column among the distinct ones (columns
