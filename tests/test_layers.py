@@ -36,6 +36,7 @@ Dask engine.
 from __future__ import annotations
 
 import ast
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,54 @@ def test_the_statistics_import_nothing_else_of_the_package() -> None:
                for t, _ in imports(m, KNOWN[m], KNOWN) if t != "stats" and not t.startswith("stats.")]
     assert not outside, outside
     assert {"stats.base", "stats.cr2", "stats.permutation", "stats.bootstrap"} <= set(KNOWN)
+
+
+def _row_readers(source: str, function: str = "run") -> set[str]:
+    """Callees that receive the name ``rows`` (positionally or by keyword) in ``function`` of
+    ``source``, from the reduction (the ``KeyedCodes`` call) on; ``rows`` bound to another name
+    counts as a reader named ``=NAME`` (the guard would not follow it)."""
+    tree = ast.parse(source)
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function)
+    start = min(n.lineno for n in ast.walk(fn)
+                if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("KeyedCodes"))
+    out: set[str] = set()
+    for node in ast.walk(fn):
+        if getattr(node, "lineno", 0) < start:
+            continue
+        if isinstance(node, ast.Call):
+            args = [*node.args, *(k.value for k in node.keywords)]
+            if any(isinstance(a, ast.Name) and a.id == "rows" for a in args):
+                out.add(ast.unparse(node.func))
+        elif isinstance(node, ast.Assign | ast.NamedExpr) and isinstance(node.value, ast.Name) \
+                and node.value.id == "rows":
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out.update("=" + ast.unparse(t) for t in targets)
+    return out
+
+
+def test_every_stage_that_receives_the_row_table_after_the_reduction_is_listed() -> None:
+    """A ratchet on issue 29's "no stage after the reduction receives the row table": the calls
+    of ``pipeline.run`` that hand it ``rows`` after the coded view is built are exactly
+    ``pipeline.ROW_READERS`` (a new reader fails; so does an entry whose stage moved off the
+    rows, until its line is deleted)."""
+    from workbench.document import pipeline
+
+    source = (PKG / "document" / "pipeline.py").read_text(encoding="utf-8")
+    found = _row_readers(source)
+    assert not {f for f in found if f.startswith("=")}, "run() binds the row table to another name"
+    assert found - set(pipeline.ROW_READERS) == set(), "a stage receives the row table: list it or move it"
+    assert set(pipeline.ROW_READERS) - found == set(), "a listed reader no longer receives the rows"
+
+
+def test_the_row_reader_guard_sees_calls_keywords_and_aliases() -> None:
+    source = textwrap.dedent('''
+        def run(rows, cfg):
+            early(rows)
+            view = reduce_codes.KeyedCodes(rows, cfg)
+            stage_a(rows, cfg)
+            mod.stage_b(cfg, table=rows)
+            x = [nested(rows) for _ in range(2)]
+            other = rows
+            stage_c(view)
+    ''')
+    assert _row_readers(source) == {"reduce_codes.KeyedCodes", "stage_a", "mod.stage_b", "nested", "=other"}

@@ -268,6 +268,49 @@ def _one_blas_thread(fn: Callable[..., Analysis]) -> Callable[..., Analysis]:
     return wrapper
 
 
+ROW_READERS: dict[str, str] = {
+    # the reduction: one pass over the key, bucket and status columns
+    "reduce_codes.KeyedCodes": "the reduction itself (codes of the keyed rows, built once)",
+    # read the coded view; the row table only when it is unusable (a key column not text)
+    "census_table": "the view; rows only when the view is unusable",
+    "census_margins": "the view; rows only when the view is unusable",
+    "names.name_warnings": "the view; the key texts of a few near-duplicate names",
+    "missingness_tests": "the view; rows only when the view is unusable",
+    "JointBootstrap.for_rows": "only when the view is unusable (the cluster index)",
+    # row-sized reads still to move onto the reduction (issue 29)
+    "_count": "the ledger's notes: predicates on status columns the view does not code",
+    "conflict_kinds": "the conflicting rows (few), filtered lazily",
+    "conflict_runs": "the conflicting rows (few), filtered lazily",
+    "scale_checks": "each field's raw numbers",
+    "provenance.provenance_checks": "the file and line columns",
+    "scorecard_table": "each cell's valid values (the sort of packed cell, scenario, value keys)",
+    "flag_rates": "the flag lists",
+    "pass_rates": "each cell's valid values against the pass threshold",
+    "consistency": "values per item across trials",
+    "selection.contrast_pairs": "the distinct variants",
+    "selection.offset_variants": "the distinct variants and judges",
+    "paired.PairedTables": "the within-item pairs of judges and variants",
+    "paired.judge_offsets": "the within-item pairs (or PairedTables')",
+    "paired.contrasts": "the within-item pairs (or PairedTables')",
+    "paired.contrast_confounding": "the judgment units of each contrast",
+    "check.published_check": "every line's value as read (duplicates and re-judgments included)",
+    "check.check_claims": "every line's value as read, and the claim's units",
+    "paired.repetition_consistency": "values per item across trials",
+    "selfpref.self_preference": "per-item scores with the writer of each answer",
+    "human.human_section": "per-item scores beside the human labels",
+    "harness.harness_figures": "the harness's own rule over the lines as read",
+    "harness.position_swap": "the two orders of each pairwise judgment",
+    "length_mod.section": "answer lengths per item",
+    "Analysis": "no stage: returned to the caller as Analysis.rows",
+}
+"""Every function :func:`run` hands the row table to after the reduction (the coded view,
+:class:`workbench.reduce.codes.KeyedCodes`), and what it reads there. Issue 29's target is a
+table of the reduction alone: every other stage reading typed tables of cells and items, none
+row-sized. ``tests/test_layers.py`` reads :func:`run`'s source and fails when a call receives
+``rows`` without an entry here (a new reader) or an entry has no such call (a reader moved off
+the rows: delete its line)."""
+
+
 @_one_blas_thread
 def run(
     inputs: Sequence[str | Path] | str | Path, cfg: Config | str | Path | None = None, plan: str | None = None,
