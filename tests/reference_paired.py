@@ -19,10 +19,15 @@ import numpy as np
 import polars as pl
 
 from workbench import stats
-from workbench.analysis.paired import ITEM, UNIT_KEYS, _kappa_labels, _mean_by_scenario, _power_inputs, _valid
+from workbench.analysis.paired import ITEM, UNIT_KEYS, _kappa_labels, _mean_by_scenario, _power_inputs
 from workbench.common.config import Config
 from workbench.ingest.selection import cell_rows, subset_filter
 from workbench.reduce.sufficient import JointBootstrap, bootstrap_resamples, cluster_index
+
+
+def _valid(rows: pl.DataFrame, field: str) -> pl.DataFrame:
+    """The cell rows with a valid ``field``, every column (the reference's own, eager)."""
+    return cell_rows(rows).filter(pl.col(field).is_not_null())
 
 
 def _clusters(rows: pl.DataFrame, scenarios: np.ndarray) -> np.ndarray:

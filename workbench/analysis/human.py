@@ -42,7 +42,7 @@ from workbench.analysis.paired import _kappa_labels
 from workbench.common.config import Config
 from workbench.ingest import clusters
 from workbench.ingest import reader as ingest
-from workbench.ingest.selection import cell_rows, in_cells
+from workbench.ingest.selection import in_cells
 
 METHOD = stats.PPI_METHOD
 
@@ -71,11 +71,13 @@ def read_labels(cfg: Config) -> pl.DataFrame | None:
 def _items(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     """Valid headline scores averaged per (item, judge), with the item's cluster."""
     fld = cfg.headline
-    valid = cell_rows(rows).filter(pl.col(fld).is_not_null())
-    ccol = clusters.column(valid)
-    return (valid.select(*[pl.col(k).cast(pl.String) for k in (*_ITEM, "judge")],
-                         pl.col(ccol).cast(pl.String).alias("_cluster"), pl.col(fld).cast(pl.Float64).alias("x"))
-            .group_by(*_ITEM, "judge").agg(pl.col("x").mean(), pl.col("_cluster").first()))
+    ccol = clusters.column(rows)
+    # one lazy filter and select: only these columns of the valid rows are copied
+    valid = (rows.lazy().filter(in_cells() & pl.col(fld).is_not_null())
+             .select(*[pl.col(k).cast(pl.String) for k in (*_ITEM, "judge")],
+                     pl.col(ccol).cast(pl.String).alias("_cluster"), pl.col(fld).cast(pl.Float64).alias("x"))
+             .collect())
+    return valid.group_by(*_ITEM, "judge").agg(pl.col("x").mean(), pl.col("_cluster").first())
 
 
 def _agreement(f: np.ndarray, y: np.ndarray, cfg: Config) -> dict[str, Any]:

@@ -724,13 +724,16 @@ def answer_slope_records(rows: pl.DataFrame, cfg: Any, spec: Mapping[str, Any],
     (across its scenarios): the slope of the headline score on log(answer length), CR1 clustered
     by the design's cluster, t(G - 1). Valid headline rows only; a row without a length or with
     length 0 (no log) is left out and counted. Returns (records, counts over all judges)."""
-    from workbench.analysis.scorecard import cell_rows
     from workbench.ingest import clusters
+    from workbench.ingest.selection import in_cells
 
     hl = cfg.headline
     ccol = clusters.column(rows)
-    valid = cell_rows(rows).filter(pl.col(hl).is_not_null() & pl.col("scenario").is_not_null()
-                                   & pl.col("variant").is_not_null())
+    # only the columns read here (and the length columns answer_lengths reads) are copied
+    keep = list(dict.fromkeys(["judge", "scenario", "variant", ccol, hl,
+                               *(c for c in rows.columns if c.startswith(LENGTH_COLUMN))]))
+    valid = (rows.lazy().filter(in_cells() & pl.col(hl).is_not_null() & pl.col("scenario").is_not_null()
+                                & pl.col("variant").is_not_null()).select(keep).collect())
     frame = valid.select(pl.col("judge").cast(pl.String).fill_null("").alias("_judge"),
                          pl.col("scenario").cast(pl.String), pl.col("variant").cast(pl.String),
                          pl.col(ccol).cast(pl.String).alias("_cluster"), pl.col(hl).cast(pl.Float64).alias("_y"),

@@ -32,8 +32,10 @@ from workbench.reduce.sufficient import JointBootstrap
 ITEM = ["scenario", "variant", "trial"]
 
 
-def _valid(rows: pl.DataFrame, field: str) -> pl.DataFrame:
-    return cell_rows(rows).filter(pl.col(field).is_not_null())
+def _valid(rows: pl.DataFrame, field: str, columns: list[str]) -> pl.DataFrame:
+    """``columns`` of the cell rows with a valid ``field``: one lazy filter and select, so only
+    those columns of the matching rows are copied (never every column of the row table)."""
+    return rows.lazy().filter(selection.in_cells() & pl.col(field).is_not_null()).select(columns).collect()
 
 
 def _narrow(rows: pl.DataFrame, cfg: Config, field: str) -> pl.DataFrame:
@@ -363,7 +365,7 @@ def judge_pairs(rows: pl.DataFrame, cfg: Config, judge_a: str, judge_b: str,
     re-runs) gives every combination, in value order, so the order (hence the float sums of
     the records) does not depend on the order of input lines."""
     fld = field or cfg.headline
-    v = _valid(rows, fld).select(*ITEM, "judge", fld)
+    v = _valid(rows, fld, [*ITEM, "judge", fld])
     a = v.filter(pl.col("judge") == judge_a).select(*ITEM, pl.col(fld).alias("a"))
     b = v.filter(pl.col("judge") == judge_b).select(*ITEM, pl.col(fld).alias("b"))
     return (a.join(b, on=ITEM, how="inner").with_columns((pl.col("a") - pl.col("b")).alias("diff"))

@@ -51,9 +51,9 @@ import numpy as np
 import polars as pl
 
 from workbench import stats
-from workbench.analysis.scorecard import cell_rows
 from workbench.common.config import WRITER_FIELD, Config
 from workbench.ingest import clusters
+from workbench.ingest.selection import in_cells
 
 METHOD = "self_preference_did_cr2_bm"
 ESTIMAND = "combined_own_family_preference"
@@ -116,19 +116,19 @@ def family_of(model: str, cfg: Config) -> tuple[str, str]:
 def _writer_rows(rows: pl.DataFrame, cfg: Config) -> pl.DataFrame:
     """Valid headline rows with ``writer`` (null when unknown), averaged per (item, judge)."""
     fld = cfg.headline
-    valid = cell_rows(rows).filter(pl.col(fld).is_not_null())
-    ccol = clusters.column(valid)
+    ccol = clusters.column(rows)
     if cfg.writer_map is not None:
         writer = pl.col("variant").cast(pl.String).replace_strict(cfg.writer_map, default=None,
                                                                   return_dtype=pl.String)
     else:
         name = f"x_{WRITER_FIELD}"
-        writer = (pl.col(name).cast(pl.String) if name in valid.columns else pl.lit(None, pl.String))
-    v = valid.select(pl.col("scenario").cast(pl.String), pl.col("variant").cast(pl.String),
-                     pl.col("trial").cast(pl.String), pl.col("judge").cast(pl.String),
-                     pl.col(ccol).cast(pl.String).alias("_cluster"), writer.alias("writer"),
-                     pl.col(fld).cast(pl.Float64).alias("x"))
-    return v
+        writer = (pl.col(name).cast(pl.String) if name in rows.columns else pl.lit(None, pl.String))
+    # one lazy filter and select: only these columns of the valid rows are copied
+    return (rows.lazy().filter(in_cells() & pl.col(fld).is_not_null())
+            .select(pl.col("scenario").cast(pl.String), pl.col("variant").cast(pl.String),
+                    pl.col("trial").cast(pl.String), pl.col("judge").cast(pl.String),
+                    pl.col(ccol).cast(pl.String).alias("_cluster"), writer.alias("writer"),
+                    pl.col(fld).cast(pl.Float64).alias("x")).collect())
 
 
 def _families_record(judges: list[str], writers: list[str], cfg: Config) -> list[dict[str, Any]]:
