@@ -215,25 +215,50 @@ def test_the_statistics_import_nothing_else_of_the_package() -> None:
 
 
 def _row_readers(source: str, function: str = "run") -> set[str]:
-    """Callees that receive the name ``rows`` (positionally or by keyword) in ``function`` of
-    ``source``, from the reduction (the ``KeyedCodes`` call) on; ``rows`` bound to another name
-    counts as a reader named ``=NAME`` (the guard would not follow it)."""
+    """What reads the name ``rows`` in ``function`` of ``source``, from the reduction (the
+    ``KeyedCodes`` call) on: a call with ``rows`` anywhere in its arguments (``f(rows)``,
+    ``f(table=rows)``, ``f([rows])``) by its callee; a method or attribute of
+    ``rows`` itself (``rows.lazy()``, ``rows.height``) as ``rows.NAME``; ``rows`` bound to another
+    name (``x = rows``, ``t, u = rows, 1``) as ``=NAME``. A function defined in ``source`` and
+    called after the reduction is read as well (its body, whatever line it is on)."""
     tree = ast.parse(source)
-    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function)
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    fn = funcs[function]
     start = min(n.lineno for n in ast.walk(fn)
                 if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("KeyedCodes"))
-    out: set[str] = set()
-    for node in ast.walk(fn):
-        if getattr(node, "lineno", 0) < start:
-            continue
+
+    def names_rows(node: ast.AST) -> bool:
+        """``rows`` in an argument, not inside a call of its own (that call is the reader:
+        ``f(g(rows))`` is ``g``'s, ``f(rows.lazy())`` is ``rows.lazy``)."""
+        if isinstance(node, ast.Name):
+            return node.id == "rows"
         if isinstance(node, ast.Call):
-            args = [*node.args, *(k.value for k in node.keywords)]
-            if any(isinstance(a, ast.Name) and a.id == "rows" for a in args):
-                out.add(ast.unparse(node.func))
-        elif isinstance(node, ast.Assign | ast.NamedExpr) and isinstance(node.value, ast.Name) \
-                and node.value.id == "rows":
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            out.update("=" + ast.unparse(t) for t in targets)
+            return False
+        return any(names_rows(c) for c in ast.iter_child_nodes(node))
+
+    out: set[str] = set()
+    seen: set[str] = set()
+
+    def scan(body: ast.AST, after: int) -> None:
+        for node in ast.walk(body):
+            if getattr(node, "lineno", after) < after:
+                continue
+            if isinstance(node, ast.Call):
+                callee = ast.unparse(node.func)
+                if any(names_rows(a) for a in [*node.args, *(k.value for k in node.keywords)]):
+                    out.add(callee)
+                if callee in funcs and callee not in seen and callee != function:
+                    seen.add(callee)
+                    scan(funcs[callee], 0)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "rows":
+                out.add("rows." + node.attr)
+            elif isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr) and node.value is not None:
+                values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+                if any(isinstance(v, ast.Name) and v.id == "rows" for v in values):
+                    targets = (node.targets if isinstance(node, ast.Assign) else [node.target])
+                    out.update("=" + ast.unparse(t) for t in targets)
+
+    scan(fn, start)
     return out
 
 
@@ -253,13 +278,22 @@ def test_every_stage_that_receives_the_row_table_after_the_reduction_is_listed()
 
 def test_the_row_reader_guard_sees_calls_keywords_and_aliases() -> None:
     source = textwrap.dedent('''
+        def helper(x):
+            return deep(rows)
+
         def run(rows, cfg):
             early(rows)
             view = reduce_codes.KeyedCodes(rows, cfg)
             stage_a(rows, cfg)
             mod.stage_b(cfg, table=rows)
             x = [nested(rows) for _ in range(2)]
+            listed([rows])
+            lazy_arg(rows.select("x"))
+            n = rows.height
             other = rows
+            t, u = rows, 1
+            helper(1)
             stage_c(view)
     ''')
-    assert _row_readers(source) == {"reduce_codes.KeyedCodes", "stage_a", "mod.stage_b", "nested", "=other"}
+    assert _row_readers(source) == {"reduce_codes.KeyedCodes", "stage_a", "mod.stage_b", "nested", "listed",
+                                    "rows.select", "rows.height", "=other", "=(t, u)", "deep"}

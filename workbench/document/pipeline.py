@@ -302,13 +302,18 @@ ROW_READERS: dict[str, str] = {
     "harness.position_swap": "the two orders of each pairwise judgment",
     "length_mod.section": "answer lengths per item",
     "Analysis": "no stage: returned to the caller as Analysis.rows",
+    # the row table's own methods called in run() (and in the helpers it calls)
+    "rows.lazy": "the malformed lines' file, line and reason; the number of judges",
+    "rows.select": "_count's sums of predicates (one number out)",
+    "rows.columns": "the column names only",
 }
 """Every function :func:`run` hands the row table to after the reduction (the coded view,
 :class:`workbench.reduce.codes.KeyedCodes`), and what it reads there. Issue 29's target is a
 table of the reduction alone: every other stage reading typed tables of cells and items, none
-row-sized. ``tests/test_layers.py`` reads :func:`run`'s source and fails when a call receives
-``rows`` without an entry here (a new reader) or an entry has no such call (a reader moved off
-the rows: delete its line)."""
+row-sized. ``tests/test_layers.py`` reads :func:`run`'s source (and the helpers of this module
+it calls) and fails when a call receives ``rows``, a method of ``rows`` is used or ``rows`` is
+bound to another name without an entry here (a new reader), or an entry has no such use (a
+reader moved off the rows: delete its line)."""
 
 
 @_one_blas_thread

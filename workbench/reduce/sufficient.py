@@ -493,9 +493,11 @@ class JointBootstrap:
         g, b = len(self.scenarios), self.resamples
         group = list(range(len(cols)))
         tick = self.tick
-        # columns at a time: their totals (resamples x columns, float32) and a block's dense
-        # rows bounded by _GROUP_BYTES
-        width = max(1, min(_GROUP_BYTES // (8 * b), len(group)))
+        # columns at a time: their totals (resamples x columns, float32) bounded by
+        # _GROUP_BYTES, and no wider than the groups' width unless that is below 512 columns
+        # (the count columns are matched within a part, pair by pair among equal sums: with
+        # 20,000 columns over 2,000 scenarios a part of 16,777 took 23 s against the groups' 9 s)
+        width = max(1, min(_GROUP_BYTES // (8 * b), max(_GROUP_BYTES // (16 * g), 512), len(group)))
         for c0 in range(0, len(group), width):
             part = group[c0:c0 + width]
             k = len(part)
