@@ -324,21 +324,8 @@ def _narrow(rows: pl.DataFrame, cfg: Config, fields: list[str]) -> pl.DataFrame:
     table itself, whose text columns (the file name, the verdict, the flags) are most of its
     bytes: the published card of the 5M-row benchmark held 4.5 GB of anonymous memory with
     filters of every column."""
-    subset_cols = [c for spec in cfg.subsets.values() for c in spec]
-    want = [*KEY_FIELDS, "line", "bucket", clusters.COLUMN, *subset_cols,
-            *(f"{f}{part}" for f in fields for part in ("", "__raw", "__status"))]
-    return rows.select([c for c in dict.fromkeys(want) if c in rows.columns])
-
-
-def _count(rows: pl.DataFrame, pred: pl.Expr) -> int:
-    """Rows where ``pred`` holds (null: not), counted without copying them."""
-    return int(rows.lazy().select(pred.fill_null(False).sum()).collect().item())
-
-
-def _distinct(rows: pl.DataFrame, col: str) -> set[Any]:
-    """The distinct non-null values of ``col`` in the cell rows (nothing row-sized copied)."""
-    return set(rows.lazy().filter(selection.in_cells()).select(pl.col(col).drop_nulls().unique())
-               .collect()[col].to_list())
+    return selection.columns_read(rows, cfg, [*KEY_FIELDS, "line", "bucket", clusters.COLUMN,
+                                              *(f"{f}{part}" for f in fields for part in ("", "__raw", "__status"))])
 
 
 def _exact_sum(values: np.ndarray) -> Fraction:
@@ -397,8 +384,8 @@ def _rule_table(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None
             ns[rule] = part.height
             if part.height:
                 out[rule] = _exact_sum(part[f"{field}__raw"].to_numpy()) / part.height
-    if _count(rows, pl.col("bucket") == "missing_planned"):
-        planned = _count(rows, (pl.col("bucket") == "missing_planned") & scope)
+    if selection.count_where(rows, pl.col("bucket") == "missing_planned"):
+        planned = selection.count_where(rows, (pl.col("bucket") == "missing_planned") & scope)
         denom = n_rows + planned
         out["zero_filled_planned"] = total / denom if denom else None
         ns["zero_filled_planned"] = denom
@@ -536,7 +523,7 @@ def published_check(rows: pl.DataFrame, cfg: Config, published_df: pl.DataFrame,
     figures = _harness_records(rows, cfg)  # the harness's own rule reads the whole rows
     fields = [c for c in published_df.columns if c not in ("line", "variant", "judge", "subset")]
     rows = _narrow(rows, cfg, [f for f in fields if f in cfg.score_names])
-    variants, judges = _distinct(rows, "variant"), _distinct(rows, "judge")
+    variants, judges = set(selection.cell_values(rows, "variant")), set(selection.cell_values(rows, "judge"))
     for f in fields:
         if f not in cfg.score_names:
             raise InputError(source, f"column '{f}' is not a rubric field; the config's fields are "
@@ -555,7 +542,7 @@ def published_check(rows: pl.DataFrame, cfg: Config, published_df: pl.DataFrame,
         elif subset is not None and subset not in cfg.subsets:
             finding = (f"{source} line {line}: subset {subset!r} is not defined in the config "
                        f"(defined: {', '.join(sorted(cfg.subsets)) or 'none'})")
-        elif _count(rows, selection.in_cells() & _scope(rows, cfg, variant, judge, subset)) == 0:
+        elif selection.count_where(rows, selection.in_cells() & _scope(rows, cfg, variant, judge, subset)) == 0:
             finding = (f"{source} line {line}: {_cell_label(variant, judge, subset)} has no rows "
                        "(this variant, judge and subset never occur together)")
         for f in fields:
@@ -616,7 +603,7 @@ def _ambiguity(rows: pl.DataFrame, cfg: Config, variant: str, judge: str | None,
                        & selection.keyed_read())
     cell = rows.filter(selection.in_cells() & scope)
     valid = cell.filter(pl.col(fld).is_not_null())
-    absent = _count(rows, scope & (pl.col("bucket") == "missing_planned"))
+    absent = selection.count_where(rows, scope & (pl.col("bucket") == "missing_planned"))
     per_key = read.group_by("scenario", "variant", "trial", "judge").len()["len"]
     per_item = valid.group_by("scenario", "variant", "trial").len()["len"]
     sentinels = cell.filter(pl.col(f"{fld}__status").is_in(list(_NO_SCORE_CODES))).height
@@ -901,7 +888,7 @@ def _side(rows: pl.DataFrame, cfg: Config, variant: str, claim: dict[str, Any],
     ``rows``: :func:`_narrow`'s; ``joint``: the check's bootstrap over the run's clusters."""
     scope = _scope(rows, cfg, variant, claim["judge"], claim["subset"])
     cell = rows.filter(selection.in_cells() & scope)
-    absent = _count(rows, (pl.col("bucket") == "missing_planned") & scope)
+    absent = selection.count_where(rows, (pl.col("bucket") == "missing_planned") & scope)
     valid = cell.filter(pl.col(fld).is_not_null())
     from workbench.ingest.clusters import column
 
@@ -925,11 +912,11 @@ def _validate_claim(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any]) -> s
     if claim.get("subset") is not None and claim["subset"] not in cfg.subsets:
         raise _claim_error(claim, f"subset {claim['subset']!r} is not defined in the config "
                            f"(defined: {', '.join(sorted(cfg.subsets)) or 'none'})")
-    variants = _distinct(rows, "variant")
+    variants = set(selection.cell_values(rows, "variant"))
     for side in ("a", "b"):
         if claim[side] not in variants:
             raise _claim_error(claim, f"variant {claim[side]!r} ({side}) has no rows in the inputs")
-    if claim.get("judge") is not None and claim["judge"] not in _distinct(rows, "judge"):
+    if claim.get("judge") is not None and claim["judge"] not in selection.cell_values(rows, "judge"):
         raise _claim_error(claim, f"judge {claim['judge']!r} has no rows in the inputs")
     return fld
 
@@ -1040,9 +1027,9 @@ def _judge_confound(rows: pl.DataFrame, cfg: Config, claim: dict[str, Any], fld:
         cell = selection.in_cells() & judges
         conflict = cell & (pl.col("bucket") == "conflict")
         keys = rows.lazy().filter(conflict).select(KEY_FIELDS).unique().select(pl.len()).collect().item()
-        n = (_count(rows, cell) - _count(rows, conflict) + int(keys)
-             + _count(rows, judges & (pl.col("bucket") == "missing_planned")))
-        return n - _count(rows, cell & pl.col(fld).is_not_null()), n
+        n = (selection.count_where(rows, cell) - selection.count_where(rows, conflict) + int(keys)
+             + selection.count_where(rows, judges & (pl.col("bucket") == "missing_planned")))
+        return n - selection.count_where(rows, cell & pl.col(fld).is_not_null()), n
 
     m1, n1 = rate(g1)
     m2, n2 = rate(g2)

@@ -42,9 +42,7 @@ def _narrow(rows: pl.DataFrame, cfg: Config, field: str) -> pl.DataFrame:
     """The cell rows, with only the columns the paired records read (keys, ``field``, the
     subsets' fields): the same rows in the same order, so every record is unchanged, but
     each of the records' filters and sorts copies a few columns instead of the whole table."""
-    cols = ["bucket", *ITEM, "judge", field,
-            *(f for spec in cfg.subsets.values() for f in spec)]
-    return cell_rows(rows.select(list(dict.fromkeys(c for c in cols if c in rows.columns))))
+    return cell_rows(selection.columns_read(rows, cfg, ["bucket", *ITEM, "judge", field]))
 
 
 # --------------------------------------------------------------------------- prepared tables

@@ -278,7 +278,7 @@ ROW_READERS: dict[str, str] = {
     "missingness_tests": "the view; rows only when the view is unusable",
     "JointBootstrap.for_rows": "only when the view is unusable (the cluster index)",
     # row-sized reads still to move onto the reduction (issue 29)
-    "_count": "the ledger's notes: predicates on status columns the view does not code",
+    "selection.count_where": "the ledger's notes: predicates on status columns the view does not code",
     "conflict_kinds": "the conflicting rows (few), filtered lazily",
     "conflict_runs": "the conflicting rows (few), filtered lazily",
     "scale_checks": "each field's raw numbers",
@@ -304,7 +304,6 @@ ROW_READERS: dict[str, str] = {
     "Analysis": "no stage: returned to the caller as Analysis.rows",
     # the row table's own methods called in run() (and in the helpers it calls)
     "rows.lazy": "the malformed lines' file, line and reason; the number of judges",
-    "rows.select": "_count's sums of predicates (one number out)",
     "rows.columns": "the column names only",
 }
 """Every function :func:`run` hands the row table to after the reduction (the coded view,
@@ -380,16 +379,17 @@ def run(
         "ledger": led,
         "ledger_notes": {
             # counts as sums of predicates (a filter would copy every column of the rows it keeps)
-            "from_string": _count(rows, (pl.col("bucket") == "valid") & pl.col(f"{hl}__from_string")),
-            "sentinel": _count(rows, (pl.col(f"{hl}__status") == "sentinel") & (pl.col("bucket") != "duplicate")),
+            "from_string": selection.count_where(rows, (pl.col("bucket") == "valid") & pl.col(f"{hl}__from_string")),
+            "sentinel": selection.count_where(rows, (pl.col(f"{hl}__status") == "sentinel")
+                                              & (pl.col("bucket") != "duplicate")),
             "unplanned": plan_info.get("unplanned"),
-            "duplicate_json_key": _count(rows, (pl.col("bucket") == "malformed")
+            "duplicate_json_key": selection.count_where(rows, (pl.col("bucket") == "malformed")
                                          & pl.col("reason").str.starts_with(ingest.DUPLICATE_KEY)),
         },
     }
     if cfg.missing_when:
         # headline scores a missing_when condition declared failures (inside partial/empty)
-        head["ledger_notes"]["declared_missing"] = _count(
+        head["ledger_notes"]["declared_missing"] = selection.count_where(
             rows, (pl.col(f"{hl}__status") == "declared_missing") & (pl.col("bucket") != "duplicate"))
     # conflicts by kind, and for different answers (a stale or overwritten run) each run's figure
     from workbench.analysis.check import conflict_kinds, conflict_runs
@@ -507,7 +507,3 @@ def run(
     return Analysis(config=cfg, rows=rows, sources=sources, doc=doc, frames=frames,
                     execution=execute.describe(execution, len(sources)))
 
-
-def _count(rows: pl.DataFrame, pred: pl.Expr) -> int:
-    """Rows where ``pred`` holds (null counts as not), without copying them."""
-    return int(rows.select(pred.fill_null(False).sum()).item())

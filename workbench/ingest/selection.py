@@ -93,15 +93,29 @@ def census_flags(headline: str, fields: Sequence[str]) -> list[pl.Expr]:
     ]
 
 
-def _variants(rows: pl.DataFrame) -> list[str]:
-    # only the column read (a filter of the rows would copy every column)
-    return sorted(rows.lazy().filter(in_cells()).select(pl.col("variant").unique().drop_nulls())
+def count_where(rows: pl.DataFrame, pred: pl.Expr) -> int:
+    """Rows where ``pred`` holds (null counts as not), as a sum of the predicate: no row copied."""
+    return int(rows.select(pred.fill_null(False).sum()).item())
+
+
+def cell_values(rows: pl.DataFrame, col: str) -> list[Any]:
+    """The distinct non-null values of ``col`` in the cell rows, sorted (only the column read:
+    a filter of the rows would copy every column)."""
+    return sorted(rows.lazy().filter(in_cells()).select(pl.col(col).unique().drop_nulls())
                   .collect().to_series().to_list())
+
+
+def columns_read(rows: pl.DataFrame, cfg: Config, cols: Sequence[str]) -> pl.DataFrame:
+    """``cols`` and the config's subsets' fields, those the table has, once each: a select, so no
+    column is copied, and the filters a stage runs on it copy only these columns (the row
+    table's text columns, the file name and the verdict, are most of its bytes)."""
+    want = [*cols, *(f for spec in cfg.subsets.values() for f in spec)]
+    return rows.select([c for c in dict.fromkeys(want) if c in rows.columns])
 
 
 def contrast_pairs(rows: pl.DataFrame, cfg: Config) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     """The (a, b) variant pairs to compute (each is a - b) and what was chosen, and why."""
-    variants = _variants(rows)
+    variants = cell_values(rows, "variant")
     cap = cfg.max_contrast_pairs
     if cfg.contrasts is not None:
         mode, pairs = "configured", list(cfg.contrasts)
@@ -130,7 +144,7 @@ def contrast_pairs(rows: pl.DataFrame, cfg: Config) -> tuple[list[tuple[str, str
 
 def offset_variants(rows: pl.DataFrame, cfg: Config, judge_pairs: int) -> tuple[list[str], dict[str, Any]]:
     """Variants that get their own judge offsets (besides the pooled one), within the cap."""
-    variants = _variants(rows)
+    variants = cell_values(rows, "variant")
     n = judge_pairs * len(variants)
     info: dict[str, Any] = {"judge_pairs": judge_pairs, "variants": len(variants),
                             "per_variant": n, "max_contrast_pairs": cfg.max_contrast_pairs,

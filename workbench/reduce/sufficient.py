@@ -440,20 +440,12 @@ class JointBootstrap:
             # In an integer group every product and sum is exact (checked below), so a count
             # column equal to another one (the cells of several fields valid on the same
             # rows) is multiplied once: the same numbers, fewer multiply-adds.
-            ncol = self._distinct_counts([cols[pos] for pos in group]) if integer else list(range(k))
+            members = [cols[pos] for pos in group]
+            ncol = self._distinct_counts(members) if integer else list(range(k))
             u = max(ncol) + 1 if ncol else 0
-            # the float32 matrix is filled directly (float64 -> float32 rounds as astype does)
-            both = np.zeros((g, k + u), dtype=np.float32 if integer else np.float64)
-            for j, pos in enumerate(group):
-                col = self.columns[cols[pos]]
-                both[col.codes, j] = col.s
-                both[col.codes, k + ncol[j]] = col.n
-            both32 = None
-            if integer and both.size:  # the float64 copy is rebuilt from it if ever needed
-                both32 = both
-                del both
-            elif integer:
-                both = both.astype(np.float64)
+            both32 = self._dense(members, ncol, np.float32) if integer and g * (k + u) else None
+            if both32 is None:
+                both = self._dense(members, ncol, np.float64)
             for start in range(0, b, per):
                 stop = min(b, start + per)
                 t = None
@@ -463,8 +455,8 @@ class JointBootstrap:
                         t = t32.astype(np.float64)
                     del t32
                 if t is None:
-                    if both32 is not None:
-                        both = both32.astype(np.float64)  # exact: integers below 2**24
+                    if both32 is not None:  # from the columns: a sum of 2**24 or more is not a float32
+                        both, both32 = self._dense(members, ncol, np.float64), None
                     t = weights(start, stop, np.float64) @ both
                 ts, tn = t[:, :k], t[:, k:][:, ncol]
                 # a resample that drew none of a column's scenarios (weighted count 0) is
@@ -480,6 +472,18 @@ class JointBootstrap:
                     self.tick(k * stop // b - k * start // b)
         return out
 
+    def _dense(self, cols: Sequence[int], ncol: list[int], dtype: type) -> np.ndarray:
+        """Columns ``cols`` as a dense (scenarios, k + distinct counts) matrix [sums | counts],
+        count column ``ncol[j]`` for column j, filled from the columns (float32 rounds as
+        ``astype`` does)."""
+        k = len(cols)
+        both = np.zeros((len(self.scenarios), k + (max(ncol) + 1 if ncol else 0)), dtype=dtype)
+        for j, c in enumerate(cols):
+            col = self.columns[c]
+            both[col.codes, j] = col.s
+            both[col.codes, k + ncol[j]] = col.n
+        return both
+
     def _draws_by_scenarios(self, cols: Sequence[int], cache: np.ndarray, out: np.ndarray) -> None:
         """:meth:`_draws_blocks` for columns whose counts and sums are all non-negative
         integers, from the kept weight table, by blocks of scenarios: each block's weights
@@ -491,26 +495,25 @@ class JointBootstrap:
         of the same two integers), with the weights converted once instead of once per group
         (at 20M generated rows, 333,334 scenarios, a group held 25 columns)."""
         g, b = len(self.scenarios), self.resamples
-        group = list(range(len(cols)))
         tick = self.tick
         # columns at a time: their totals (resamples x columns, float32) bounded by
         # _GROUP_BYTES, and no wider than the groups' width unless that is below 512 columns
         # (the count columns are matched within a part, pair by pair among equal sums: with
         # 20,000 columns over 2,000 scenarios a part of 16,777 took 23 s against the groups' 9 s)
-        width = max(1, min(_GROUP_BYTES // (8 * b), max(_GROUP_BYTES // (16 * g), 512), len(group)))
-        for c0 in range(0, len(group), width):
-            part = group[c0:c0 + width]
+        width = max(1, min(_GROUP_BYTES // (8 * b), max(_GROUP_BYTES // (16 * g), 512), len(cols)))
+        for c0 in range(0, len(cols), width):
+            part = list(range(c0, min(len(cols), c0 + width)))
             k = len(part)
             columns = [self.columns[cols[pos]] for pos in part]
             ncol = self._distinct_counts([cols[pos] for pos in part])
             u = max(ncol) + 1
             rows_per = max(1, min(g, stats._JOINT_BLOCK_CELLS // b, _GROUP_BYTES // (4 * (k + u))))
+            # each column's slice of scenarios per block: its codes are sorted and unique
+            bounds = [np.searchsorted(col.codes, np.arange(0, g + rows_per, rows_per)) for col in columns]
             for dtype in (np.float32, np.float64):
                 total = np.zeros((b, k + u), dtype=dtype)
                 dense = np.zeros((rows_per, k + u), dtype=dtype)
                 w = np.empty((b, rows_per), dtype=dtype)
-                # each column's slice of scenarios per block: its codes are sorted and unique
-                bounds = [np.searchsorted(col.codes, np.arange(0, g + rows_per, rows_per)) for col in columns]
                 for i, s0 in enumerate(range(0, g, rows_per)):
                     s1 = min(g, s0 + rows_per)
                     m = s1 - s0
