@@ -26,6 +26,7 @@ from workbench.analysis.census import census, census_margins, missingness_tests
 from workbench.analysis.scorecard import flag_rates, scorecard
 from workbench.common import schemas
 from workbench.document import pipeline
+from workbench.ingest import selection
 from workbench.reduce import codes as reduce_codes
 from workbench.reduce import sufficient as reduce
 
@@ -90,6 +91,29 @@ def test_coded_stages_equal_their_row_paths(generated: tuple[pl.DataFrame, Any])
     assert len(cards[0]) > 0 and cards[0] == cards[1]
     assert any(c["subset"] == "some" for c in cards[0]) and all(c["boot_low"] is not None for c in cards[0]
                                                                if c["valid_n"] > 50)
+
+
+def test_cell_levels_are_the_cell_rows_distinct_keys(generated: tuple[pl.DataFrame, Any]) -> None:
+    """The variants and judges the paired stages compare, from the codes: those of the cell
+    rows only (a label that only a repeat or a planned-but-absent row has is not one), as a
+    loop over the rows finds them; and the run's contrasts and offsets are those the stages
+    choose from the rows themselves."""
+    rows, cfg = generated
+    dup, planned = pl.col("bucket") == "duplicate", pl.col("bucket") == "missing_planned"
+    assert rows.filter(dup).height and rows.filter(planned).height
+    rows = rows.with_columns(
+        pl.when(dup).then(pl.lit("zz-only-repeats")).otherwise("variant").alias("variant"),
+        pl.when(planned).then(pl.lit("aa-only-planned")).otherwise("judge").alias("judge"))
+    view = reduce_codes.KeyedCodes(rows, cfg)
+    assert "zz-only-repeats" in view.levels("variant") and "aa-only-planned" in view.levels("judge")
+    excluded = {"blank", "malformed", "duplicate", "missing_planned"}
+    for col in ("variant", "judge", "scenario"):
+        want = sorted({r[col] for r in rows.select(col, "bucket").iter_rows(named=True)
+                       if r["bucket"] not in excluded and r[col] is not None})
+        assert view.cell_levels(col) == want == selection.cell_values(rows, col)
+        assert len(want) >= 2
+    assert "zz-only-repeats" not in view.cell_levels("variant")
+    assert "aa-only-planned" not in view.cell_levels("judge")
 
 
 def test_name_counts_from_codes_count_the_rows() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -503,7 +503,8 @@ def _offset_from(scope: _Scope, cfg: Config, ja: str, jb: str, variant: str | No
 
 def judge_offsets(rows: pl.DataFrame, cfg: Config,
                   progress: Callable[[int | None], None] | None = None,
-                  joint: JointBootstrap | None = None, tables: PairedTables | None = None) -> pl.DataFrame:
+                  joint: JointBootstrap | None = None, tables: PairedTables | None = None,
+                  judges: Sequence[str] | None = None, variants: Sequence[str] | None = None) -> pl.DataFrame:
     """Every judge pair (sorted by name, offset = first minus second), all variants then each:
     the :data:`workbench.common.schemas.JUDGE_OFFSETS` table, one row per record.
 
@@ -525,11 +526,9 @@ def judge_offsets(rows: pl.DataFrame, cfg: Config,
     clustering (listed in ``ignores_clustering``) and are never headlined.
     ``only_a``/``only_b``: items only that judge scored validly.
     """
-    # only the judge column of the cell rows (a filter of the rows would copy every column)
-    judges = sorted(rows.lazy().filter(selection.in_cells()).select(pl.col("judge").unique().drop_nulls())
-                    .collect().to_series().to_list())
-    judge_pairs = list(itertools.combinations(judges, 2))
-    variants, _ = selection.offset_variants(rows, cfg, len(judge_pairs))
+    judge_pairs = list(itertools.combinations(selection.cell_values(rows, "judge") if judges is None else judges, 2))
+    variants, _ = selection.offset_variants(selection.cell_values(rows, "variant") if variants is None else variants,
+                                            cfg, len(judge_pairs))
     tables = PairedTables.of(rows, cfg, tables)
     out = []
     boot = joint if joint is not None else JointBootstrap.for_rows(tables.narrow(), cfg)
@@ -545,10 +544,6 @@ def judge_offsets(rows: pl.DataFrame, cfg: Config,
 
 
 # --------------------------------------------------------------------------- contrasts
-
-
-def _variant_pairs(rows: pl.DataFrame, cfg: Config) -> list[tuple[str, str]]:
-    return selection.contrast_pairs(rows, cfg)[0]
 
 
 def _mean_by_scenario(scenario: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -769,7 +764,8 @@ def _contrast_from(scope: _Scope, cfg: Config, a: str, b: str, fld: str, subset:
 
 def contrasts(rows: pl.DataFrame, cfg: Config,
               progress: Callable[[int | None], None] | None = None,
-              joint: JointBootstrap | None = None, tables: PairedTables | None = None) -> pl.DataFrame:
+              joint: JointBootstrap | None = None, tables: PairedTables | None = None,
+              variants: Sequence[str] | None = None) -> pl.DataFrame:
     """All configured (or all) variant pairs on the headline, for all scenarios and per subset:
     the :data:`workbench.common.schemas.PAIRED_CONTRASTS` table, one row per contrast.
 
@@ -792,7 +788,7 @@ def contrasts(rows: pl.DataFrame, cfg: Config,
     more trials alone reach at the current scenarios), ``trials_needed`` (None when the
     ceiling is below ``power``) and ``power_statement`` saying which in one sentence.
     """
-    pairs = _variant_pairs(rows, cfg)
+    pairs = selection.contrast_pairs(selection.cell_values(rows, "variant") if variants is None else variants, cfg)[0]
     tables = PairedTables.of(rows, cfg, tables)
     out = []
     boot = joint if joint is not None else JointBootstrap.for_rows(tables.narrow(), cfg)

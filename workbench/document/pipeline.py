@@ -277,6 +277,7 @@ ROW_READERS: dict[str, str] = {
     "names.name_warnings": "the view; the key texts of a few near-duplicate names",
     "missingness_tests": "the view; rows only when the view is unusable",
     "JointBootstrap.for_rows": "only when the view is unusable (the cluster index)",
+    "selection.cell_values": "only when the view is unusable (the cell rows' variants and judges)",
     # row-sized reads still to move onto the reduction (issue 29)
     "selection.count_where": "the ledger's notes: predicates on status columns the view does not code",
     "conflict_kinds": "the conflicting rows (few), filtered lazily",
@@ -287,8 +288,6 @@ ROW_READERS: dict[str, str] = {
     "flag_rates": "the flag lists",
     "pass_rates": "each cell's valid values against the pass threshold",
     "consistency": "values per item across trials",
-    "selection.contrast_pairs": "the distinct variants",
-    "selection.offset_variants": "the distinct variants and judges",
     "paired.PairedTables": "the within-item pairs of judges and variants",
     "paired.judge_offsets": "the within-item pairs (or PairedTables')",
     "paired.contrasts": "the within-item pairs (or PairedTables')",
@@ -303,7 +302,7 @@ ROW_READERS: dict[str, str] = {
     "length_mod.section": "answer lengths per item",
     "Analysis": "no stage: returned to the caller as Analysis.rows",
     # the row table's own methods called in run() (and in the helpers it calls)
-    "rows.lazy": "the malformed lines' file, line and reason; the number of judges",
+    "rows.lazy": "the malformed lines' file, line and reason",
     "rows.columns": "the column names only",
 }
 """Every function :func:`run` hands the row table to after the reduction (the coded view,
@@ -429,12 +428,15 @@ def run(
     flags = schemas.conform(flag_rates(rows, cfg, view=view), schemas.FLAG_RATES)
     passes = schemas.conform(pass_rates(rows, cfg), schemas.PASS_RATES)
     cons = schemas.conform(consistency(rows, cfg), schemas.CONSISTENCY)
+    # the cell rows' variants and judges, which the paired stages compare
+    variants, judges = ((view.cell_levels("variant"), view.cell_levels("judge")) if view.usable
+                        else (selection.cell_values(rows, "variant"), selection.cell_values(rows, "judge")))
     del view
     release_memory()
     gate_doc = gate(card, cfg, passes, census=cen)
-    pairs, pair_info = selection.contrast_pairs(rows, cfg)
-    n_judges = int(rows.lazy().filter(selection.in_cells()).select(pl.col("judge").n_unique()).collect().item())
-    _, offset_info = selection.offset_variants(rows, cfg, n_judges * (n_judges - 1) // 2)
+    pairs, pair_info = selection.contrast_pairs(variants, cfg)
+    n_judges = len(judges)
+    _, offset_info = selection.offset_variants(variants, cfg, n_judges * (n_judges - 1) // 2)
     contrast_selection = {"variant_contrasts": pair_info, "judge_offsets": offset_info}
     config_warnings.extend(i["note"] for i in (pair_info, offset_info) if i["note"])
     n_offsets = offset_info["judge_pairs"] * (1 + offset_info["computed"] // max(offset_info["judge_pairs"], 1)
@@ -444,11 +446,12 @@ def run(
     # the confounding tests, whose judgment units are large too (paired.PairedTables)
     tables = paired.PairedTables(rows, cfg)
     offsets = paired.judge_offsets(rows, cfg, progress=bar("judge offsets", n_offsets), joint=joint,
-                                   tables=tables)
+                                   tables=tables, judges=judges, variants=variants)
     release_memory()
     n_pairs = len(pairs) * (1 + len(cfg.subsets))
     stage(f"variant contrasts ({n_pairs} pairs, {pair_info['mode'].replace('_', ' ')})")
-    contrasts = paired.contrasts(rows, cfg, progress=bar("contrasts", n_pairs), joint=joint, tables=tables)
+    contrasts = paired.contrasts(rows, cfg, progress=bar("contrasts", n_pairs), joint=joint, tables=tables,
+                                 variants=variants)
     del tables
     release_memory()
     boot_doc = joint.record()

@@ -113,9 +113,11 @@ def columns_read(rows: pl.DataFrame, cfg: Config, cols: Sequence[str]) -> pl.Dat
     return rows.select([c for c in dict.fromkeys(want) if c in rows.columns])
 
 
-def contrast_pairs(rows: pl.DataFrame, cfg: Config) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    """The (a, b) variant pairs to compute (each is a - b) and what was chosen, and why."""
-    variants = cell_values(rows, "variant")
+def contrast_pairs(variants: Sequence[str], cfg: Config) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """The (a, b) variant pairs to compute (each is a - b) and what was chosen, and why.
+    ``variants``: the cell rows' distinct variants, sorted (:func:`cell_values`, or
+    :meth:`workbench.reduce.codes.KeyedCodes.cell_levels` from the coded view)."""
+    variants = list(variants)
     cap = cfg.max_contrast_pairs
     if cfg.contrasts is not None:
         mode, pairs = "configured", list(cfg.contrasts)
@@ -142,9 +144,10 @@ def contrast_pairs(rows: pl.DataFrame, cfg: Config) -> tuple[list[tuple[str, str
     return pairs, info
 
 
-def offset_variants(rows: pl.DataFrame, cfg: Config, judge_pairs: int) -> tuple[list[str], dict[str, Any]]:
-    """Variants that get their own judge offsets (besides the pooled one), within the cap."""
-    variants = cell_values(rows, "variant")
+def offset_variants(variants: Sequence[str], cfg: Config, judge_pairs: int) -> tuple[list[str], dict[str, Any]]:
+    """Variants that get their own judge offsets (besides the pooled one), within the cap
+    (``variants`` as for :func:`contrast_pairs`)."""
+    variants = list(variants)
     n = judge_pairs * len(variants)
     info: dict[str, Any] = {"judge_pairs": judge_pairs, "variants": len(variants),
                             "per_variant": n, "max_contrast_pairs": cfg.max_contrast_pairs,

@@ -222,6 +222,24 @@ class KeyedCodes:
             out |= b == bucket_code(n)
         return out  # type: ignore[no-any-return]
 
+    def cell_levels(self, c: str) -> list[Any]:
+        """The distinct non-null labels of key column ``c`` in the cell rows
+        (:func:`workbench.ingest.selection.in_cells`: keyed rows but the exact repeats and the
+        planned-but-absent ones), sorted: :func:`workbench.ingest.selection.cell_values` from the
+        codes, in blocks of rows (no row-sized copy)."""
+        def build() -> list[Any]:
+            codes, b = self.codes(c), self._base()["bucket"]
+            out = set(selection.CELL_ROW_EXCLUDE) - {vocab.Bucket.BLANK.value, vocab.Bucket.MALFORMED.value}
+            excluded = np.array([bucket_code(n) for n in sorted(out)], dtype=b.dtype)
+            levels = self.levels(c)
+            used = np.zeros(len(levels), dtype=bool)
+            step = 1 << 20
+            for lo in range(0, codes.size, step):
+                part = codes[lo:lo + step]
+                used[part[~np.isin(b[lo:lo + step], excluded)]] = True
+            return [v for v, u in zip(levels, used.tolist(), strict=True) if u and v is not None]
+        return self.cached(f"cell_levels:{c}", build)  # type: ignore[no-any-return]
+
     def flags(self) -> dict[str, np.ndarray]:
         """The census's per-row flags (:func:`workbench.ingest.selection.census_flags`, null as
         False) per keyed row, by their count names: ``sentinel``, ``from_string``,
