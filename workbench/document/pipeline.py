@@ -233,7 +233,9 @@ def _task_plan(rows: pl.DataFrame, cfg: Config,
 
     keys = (cfg.tasks or {}).get("key") or ["question_id", "uid", "id", "session_id", "instruction"]
     keys = [keys] if isinstance(keys, str) else list(keys)
-    keyed = rows.filter(selection.keyed())
+    # only the file and key columns of the keyed rows (a filter of the rows would copy every
+    # column, the verdict texts included)
+    keyed = rows.lazy().filter(selection.keyed()).select("file", *KEY_FIELDS).collect()
     parts = []
     used: list[str] = []
     notes: list[str] = []
