@@ -96,8 +96,7 @@ def test_coded_stages_equal_their_row_paths(generated: tuple[pl.DataFrame, Any])
 def test_cell_levels_are_the_cell_rows_distinct_keys(generated: tuple[pl.DataFrame, Any]) -> None:
     """The variants and judges the paired stages compare, from the codes: those of the cell
     rows only (a label that only a repeat or a planned-but-absent row has is not one), as a
-    loop over the rows finds them; and the run's contrasts and offsets are those the stages
-    choose from the rows themselves."""
+    loop over the rows and the rows' own path (selection.cell_values) find them."""
     rows, cfg = generated
     dup, planned = pl.col("bucket") == "duplicate", pl.col("bucket") == "missing_planned"
     assert rows.filter(dup).height and rows.filter(planned).height

@@ -228,15 +228,12 @@ class KeyedCodes:
         planned-but-absent ones), sorted: :func:`workbench.ingest.selection.cell_values` from the
         codes, in blocks of rows (no row-sized copy)."""
         def build() -> list[Any]:
-            codes, b = self.codes(c), self._base()["bucket"]
-            out = set(selection.CELL_ROW_EXCLUDE) - {vocab.Bucket.BLANK.value, vocab.Bucket.MALFORMED.value}
-            excluded = np.array([bucket_code(n) for n in sorted(out)], dtype=b.dtype)
-            levels = self.levels(c)
+            codes, levels = self.codes(c), self.levels(c)
+            cells = ~self.is_bucket(*selection.CELL_ROW_EXCLUDE)  # one byte a row, as the flags
             used = np.zeros(len(levels), dtype=bool)
-            step = 1 << 20
+            step = 1 << 20  # the selected codes a block at a time, not a row-sized copy
             for lo in range(0, codes.size, step):
-                part = codes[lo:lo + step]
-                used[part[~np.isin(b[lo:lo + step], excluded)]] = True
+                used[codes[lo:lo + step][cells[lo:lo + step]]] = True
             return [v for v, u in zip(levels, used.tolist(), strict=True) if u and v is not None]
         return self.cached(f"cell_levels:{c}", build)  # type: ignore[no-any-return]
 
