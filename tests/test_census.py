@@ -542,3 +542,89 @@ def test_pooled_design_effect_is_capped_at_all_or_none() -> None:
     r1 = stats.clustered_proportion_detail([0, 0, 0], [1, 1, 1], 0.95, design_effect_fallback=pooled)
     assert (r1.design_effect, r1.design_effect_from) == (1.0, "none")
     assert stats.pooled_design_effect([([0, 0], [2, 2])]) is None
+
+
+@pytest.mark.parametrize("clustered", [False, True], ids=["scenario", "own_clusters"])
+def test_dense_judgment_table_gives_the_units_of_the_key_texts(write_jsonl, clustered: bool) -> None:
+    """The missingness tests' units from the dense judgment table of the coded view
+    (census._view_arrays: counts into a scenario x variant x trial x judge table) are those of
+    the polars group_by of the key texts (judgment_units, _frame_units) for every factor and
+    unit: the same units in the same order, missing and total judgments, labels and blocks.
+    The rows have every case that changes a judgment's state: duplicates (counted once),
+    conflicting re-runs (missing), rows without a score, planned judgments with no row
+    (missing), scenario names whose code point order is not their numeric order, clusters of
+    their own grouping scenarios out of their order; and a design with holes (a variant
+    absent from some scenarios, a judge from some variants, a trial from some items)."""
+    from workbench.analysis import census as census_mod
+    from workbench.ingest import clusters
+    from workbench.reduce import codes as reduce_codes
+
+    rng = np.random.default_rng(29)
+    scenarios = [f"s{i}" for i in range(12)] + ["S-up", "é"]
+    out = []
+    for si, s in enumerate(scenarios):
+        for v in ("v1", "v10", "v2"):
+            if v == "v2" and si % 4 == 0:
+                continue  # the variant failed the whole scenario: no row
+            for t in (1, 2, 10):
+                if t == 10 and rng.random() < 0.5:
+                    continue
+                for j in ("J", "je", "jé"):
+                    if j == "jé" and v == "v1":
+                        continue
+                    extra = {"grp": f"G{(7 - si) % 5}"} if clustered else {}
+                    score = None if rng.random() < 0.25 else int(rng.integers(1, 11))
+                    out.append(line(j, v, s, t, overall=score, **extra))
+                    u = rng.random()
+                    if u < 0.05:
+                        out.append(out[-1])  # an exact repeat: duplicate
+                    elif u < 0.09:
+                        out.append(line(j, v, s, t, overall=(score or 0) % 10 + 1, **extra))  # conflict
+    cfg = load_config(overrides={"cluster": "grp"} if clustered else None)
+    rows, _ = read_rows([write_jsonl(out)], cfg)
+    # three planned judgments of a variant that failed the whole scenario (no row)
+    plan = pl.DataFrame({"scenario": ["s0", "s4", "s8"], "variant": ["v2", "v2", "v2"],
+                         "trial": ["1", "2", "10"], "judge": ["J", "je", "J"]})
+    keyed = rows.filter(pl.col("bucket") != "malformed").select("scenario", "variant", "trial", "judge").unique()
+    rows, info = apply_plan(rows, pl.concat([keyed, plan]).unique())
+    rows = clusters.assign(rows, cfg)  # the planned rows' clusters, as pipeline.load gives them
+    assert info["planned"] and rows.filter(pl.col("bucket") == "missing_planned").height == 3
+    assert {"duplicate", "conflict", "empty", "valid"} <= set(rows["bucket"].to_list())
+    units = census_mod.judgment_units(rows, cfg)
+    assert ("cluster_code" in units.columns) == clustered
+    view = reduce_codes.KeyedCodes(rows, cfg)
+    assert census_mod._dense_state(view) is not None
+    for factor in ("variant", "judge"):
+        for unit in census_mod.UNITS:
+            want = census_mod._frame_units(units, factor, unit)
+            got = census_mod._view_arrays(view, factor, unit)
+            assert got is not None
+            for g, w, name in zip(got, want, ("missing", "totals", "labels", "blocks"), strict=True):
+                assert g.dtype == w.dtype, (factor, unit, name)
+                np.testing.assert_array_equal(g, w, err_msg=f"{factor}/{unit}/{name}")
+            assert got[0].sum() > 0 and got[0].sum() < got[1].sum()
+
+
+def test_missingness_tests_take_the_judgments_codes_when_the_design_is_sparse(write_jsonl, monkeypatch) -> None:
+    """A design too sparse for the dense judgment table (its limit set to 0 here: 1,200
+    possible judgments, above the 1,024 allowed beyond the rows' share) groups the judgments'
+    codes instead: the same table, and no dense table is built."""
+    from workbench.analysis import census as census_mod
+    from workbench.reduce import codes as reduce_codes
+
+    rng = np.random.default_rng(5)
+    lines = [line(j, v, f"s{s}", t, overall=None if rng.random() < 0.3 else 5)
+             for s in range(100) for v in ("a", "b", "c") for t in (1, 2) for j in ("A", "B")]
+    cfg = load_config()
+    rows, _ = read_rows([write_jsonl(lines)], cfg)
+    dense = missingness_tests(rows, cfg)
+    monkeypatch.setattr(census_mod, "DENSE_JUDGMENTS_PER_ROW", 0)
+    monkeypatch.setattr(census_mod, "_coded_units", lambda view, real=census_mod._coded_units: calls.append(1)
+                        or real(view))
+    calls: list[int] = []
+    view = reduce_codes.KeyedCodes(rows, cfg)
+    sparse = missingness_tests(rows, cfg, view=view)
+    assert calls and census_mod._dense_state(view) is None
+    assert _records(sparse) == _records(dense)
+    assert dense["method"].to_list() == ["judge_block_permutation_within_scenario_variant",
+                                         "block_permutation_within_scenario"]

@@ -32,6 +32,7 @@ import workbench as wb
 from workbench import stats
 from workbench.common import schemas
 from workbench.document import build as document
+from workbench.reduce import codes as reduce_codes
 from workbench.reduce.sufficient import JointBootstrap
 
 paired = importlib.import_module("workbench.analysis.paired")
@@ -194,7 +195,11 @@ def test_contrast_missingness_tests_equal_the_units_of_the_two_variants(data: di
     variants = ["A", "B", "C", "D", "absent"]
     for unit in census_mod.UNITS:
         items = paired._PairItems(census_mod.VariantItems(units, unit))
-        coded = paired._PairItems(census_mod.VariantItems.of_rows(rows, cfg.with_overrides(missingness_unit=unit)))
+        cfg_u = cfg.with_overrides(missingness_unit=unit)
+        coded = paired._PairItems(census_mod.VariantItems.of_rows(rows, cfg_u))
+        view = reduce_codes.KeyedCodes(rows, cfg_u)
+        viewed = paired._PairItems(census_mod.VariantItems.of_view(view, cfg_u))
+        assert census_mod._dense_state(view) is not None  # the dense judgment table was used
         for i, a in enumerate(variants):
             for b in variants[i + 1:]:
                 seed = stats.derive_seed(cfg.seed, "contrast_confounding", a, b)
@@ -202,6 +207,7 @@ def test_contrast_missingness_tests_equal_the_units_of_the_two_variants(data: di
                                                           seed, unit)
                 _same(items.test(seed, [a, b]), want, f"{a}-{b}")
                 _same(coded.test(seed, [a, b]), want, f"{a}-{b} coded")
+                _same(viewed.test(seed, [a, b]), want, f"{a}-{b} from the view")
 
 
 def test_key_codes_are_np_unique_codes_of_the_cell_rows() -> None:

@@ -526,6 +526,25 @@ class VariantItems:
         self._code = {v: i for i, v in enumerate(levels["variant"])}
         return self
 
+    @classmethod
+    def of_view(cls, view: reduce_codes.KeyedCodes, cfg: Config) -> VariantItems | None:
+        """:meth:`of_rows` from the run's coded view (the same units, labels and blocks): from
+        its dense judgment table when the design allows (:func:`_view_arrays`, nothing of the
+        rows' length), else from its judgments' codes (:func:`_coded_units`); None when the
+        view cannot give them (a key not text or with a null: :meth:`of_rows` reads the rows)."""
+        unit = cfg.missingness_unit
+        arrays = _view_arrays(view, "variant", unit)
+        if arrays is None:
+            coded = _coded_units(view)
+            if coded is None:
+                return None
+            arrays = _coded_arrays(coded, "variant", unit)
+        self = cls.__new__(cls)
+        self.m, self.n, self.labels, self.blocks = arrays
+        self.unit = unit
+        self._code = {v: i for i, v in enumerate(view.levels("variant"))}
+        return self
+
     def select(self, variants: list[Any] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The units of ``variants`` (all: None), in order."""
         if variants is None:
@@ -547,11 +566,18 @@ def design_missingness_test(units: pl.DataFrame | CodedUnits, factor: str, seed:
     return design_missingness(units, factor, seed, unit)[0]
 
 
-def design_missingness(units: pl.DataFrame | CodedUnits, factor: str, seed: int, unit: str = "block"
-                       ) -> tuple[stats.TestResult, dict[str, Any]]:
+def design_missingness(units: pl.DataFrame | CodedUnits | reduce_codes.KeyedCodes, factor: str, seed: int,
+                       unit: str = "block") -> tuple[stats.TestResult, dict[str, Any]]:
     """:func:`design_missingness_test` and what the test could see (:func:`unit_design`, with
-    ``unit``: the exchangeable unit's name, :data:`UNIT_NAMES`)."""
-    if isinstance(units, CodedUnits):
+    ``unit``: the exchangeable unit's name, :data:`UNIT_NAMES`). ``units``: a
+    :func:`judgment_units` table, the same units as codes (:class:`CodedUnits`), or a coded
+    view whose dense judgment table can be built (:func:`_view_arrays`)."""
+    if isinstance(units, reduce_codes.KeyedCodes):
+        dense = _view_arrays(units, factor, unit)
+        if dense is None:
+            raise ValueError("the view's judgments have no dense table (a sparse design): pass its units")
+        arrays = dense
+    elif isinstance(units, CodedUnits):
         arrays = _coded_arrays(units, factor, unit)
     else:
         arrays = _frame_units(units, factor, unit)
@@ -596,6 +622,104 @@ def _coded_units(view: reduce_codes.KeyedCodes) -> CodedUnits | None:
                                            len(view.levels("scenario")))
         item_cluster = per_scenario[item_keys[:, 0]]
     return CodedUnits(keys[:, 3].copy(), missing, item, item_keys, item_cluster)
+
+
+#: the dense judgment table (:func:`_judgment_states`) is built when it has at most this many
+#: entries per keyed row (plus 1024): a design where most scenario x variant x trial x judge
+#: combinations are judged; a sparse one groups the judgments' codes (:func:`_coded_units`)
+DENSE_JUDGMENTS_PER_ROW = 4
+_STEP = 1 << 20  # keyed rows coded per block when the dense table is counted
+
+
+def _judgment_states(view: reduce_codes.KeyedCodes) -> np.ndarray | None:
+    """Every possible judgment's state, as an array of shape (scenarios, variants, trials,
+    judges) indexed by the view's codes (uint8): 0, no row; 1, exactly one row, valid (a scored
+    judgment); 2, a judgment without a usable score (no valid row, or several rows of one key:
+    a conflict), as :func:`judgment_units` decides ``missing`` (duplicates counted once).
+
+    The keyed rows are counted a block of :data:`_STEP` rows at a time into one table of the
+    design's size: a valid row adds 1, any other row 2, so the total is 1 exactly when the
+    judgment has one row and it is valid (``2 * rows - valid rows`` is 1 only for one valid
+    row). Nothing of the rows' length is made. None when the view cannot be used (a key not
+    text or with a null), no row is keyed, or the design is sparse
+    (:data:`DENSE_JUDGMENTS_PER_ROW`)."""
+    if not view.usable or any(None in view.levels(k) for k in KEY_FIELDS):
+        return None
+    shape = tuple(len(view.levels(k)) for k in KEY_FIELDS)
+    height = view.height
+    width = int(np.prod([float(w) for w in shape]))
+    if height == 0 or height >= 2**31 or width > DENSE_JUDGMENTS_PER_ROW * height + 1024:
+        return None
+    codes = [view.codes(k) for k in KEY_FIELDS]
+    bucket = view.bucket_codes()
+    duplicate, valid = reduce_codes.bucket_code("duplicate"), reduce_codes.bucket_code("valid")
+    total = np.zeros(width, dtype=np.uint32)  # at most 2 per keyed row: below 2**32
+    for lo in range(0, height, _STEP):
+        hi = min(lo + _STEP, height)
+        b = bucket[lo:hi]
+        ident = codes[0][lo:hi].astype(np.int64)
+        for c, w in zip(codes[1:], shape[1:], strict=True):
+            ident *= w
+            ident += c[lo:hi]
+        once = b != duplicate
+        np.add.at(total, ident[once], np.where(b[once] == valid, 1, 2).astype(np.uint32))
+    state = np.minimum(total, 2).astype(np.uint8)
+    del total
+    return state.reshape(shape)
+
+
+def _dense_arrays(state: np.ndarray, factor: str, unit: str, cluster_of: np.ndarray | None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`missingness_units` from :func:`_judgment_states`: the same units, in the same
+    order (sorted by key: the table's row-major order), with the same missing and total
+    judgments, labels (the view's variant or judge codes) and blocks. ``cluster_of``: each
+    scenario code's cluster code (None: the scenario is the cluster); the trial units do not
+    use it, as :func:`missingness_units` does not."""
+    present, missing = state > 0, state == 2
+    if unit == "trial" and factor == "judge":  # every judgment a unit, within its item
+        idx = np.nonzero(present)
+        m, t, label, prefix = missing[idx].astype(np.float64), np.ones(idx[0].size), idx[3], idx[:3]
+    else:
+        axes = {("variant", "block"): (2, 3), ("judge", "block"): (2,), ("variant", "trial"): (3,)}[(factor, unit)]
+        t_tab = present.sum(axis=axes, dtype=np.int64)
+        m_tab = missing.sum(axis=axes, dtype=np.int64)
+        if unit == "block" and cluster_of is not None:  # the scenarios of a cluster are one block
+            outer = int(cluster_of.max()) + 1 if cluster_of.size else 0
+            t_c = np.zeros((outer, *t_tab.shape[1:]), dtype=np.int64)
+            m_c = np.zeros_like(t_c)
+            np.add.at(t_c, cluster_of, t_tab)
+            np.add.at(m_c, cluster_of, m_tab)
+            t_tab, m_tab = t_c, m_c
+        idx = np.nonzero(t_tab)
+        m, t = m_tab[idx].astype(np.float64), t_tab[idx].astype(np.float64)
+        label = idx[1] if factor == "variant" else idx[-1]
+        prefix = idx[:1] if (factor, unit) != ("judge", "block") else idx[:2]
+    change = np.ones(m.size, dtype=bool)
+    if m.size:
+        change[1:] = False
+        for p in prefix:
+            change[1:] |= p[1:] != p[:-1]
+    blocks = np.cumsum(change, dtype=np.int64) - 1
+    return m, t, label.astype(np.int64), blocks
+
+
+def _dense_state(view: reduce_codes.KeyedCodes) -> np.ndarray | None:
+    """:func:`_judgment_states` of the view, cached on it (``census:judgments``)."""
+    return view.cached("census:judgments", lambda: _judgment_states(view))  # type: ignore[no-any-return]
+
+
+def _view_arrays(view: reduce_codes.KeyedCodes, factor: str, unit: str
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`missingness_units` of the view's judgments from the dense judgment table (cached
+    on the view as ``census:judgments``), or None when it cannot be built."""
+    state = _dense_state(view)
+    if state is None:
+        return None
+    cluster_of = None
+    if view.own_clusters:
+        cluster_of = clusters.cluster_of(view.codes("scenario"), view.codes("cluster"),
+                                         len(view.levels("scenario")))
+    return _dense_arrays(state, factor, unit, cluster_of)
 
 
 def _coded_arrays(coded: CodedUnits, factor: str, unit: str
@@ -677,8 +801,12 @@ def missingness_tests(rows: pl.DataFrame, cfg: Config,
     out = []
     if view is None:
         view = reduce_codes.KeyedCodes(rows, cfg)
-    coded = _coded_units(view)
-    units: pl.DataFrame | CodedUnits = judgment_units(rows, cfg) if coded is None else coded
+    # the judgments as a dense table of the design (cells x scenarios x trials, nothing of the
+    # rows' length) when the design allows; else their codes grouped; else the key texts
+    units: pl.DataFrame | CodedUnits | reduce_codes.KeyedCodes = view
+    if _dense_state(view) is None:
+        coded = _coded_units(view)
+        units = judgment_units(rows, cfg) if coded is None else coded
     cells = _cells(rows, cfg, view)
     unit = cfg.missingness_unit
     for factor in ("judge", "variant"):

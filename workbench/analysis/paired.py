@@ -867,7 +867,8 @@ class _PairItems:
 
 
 def contrast_confounding(contrasts: pl.DataFrame, census: pl.DataFrame, margins: pl.DataFrame,
-                         cfg: Config, rows: pl.DataFrame | None = None) -> pl.DataFrame:
+                         cfg: Config, rows: pl.DataFrame | None = None,
+                         items: Any = None) -> pl.DataFrame:
     """The contrasts table with, for each all-scenario contrast, whether its sides may not be
     comparable: :data:`workbench.common.schemas.CONTRASTS` (the columns below added to
     :data:`~workbench.common.schemas.PAIRED_CONTRASTS`, rows in the same order).
@@ -887,6 +888,10 @@ def contrast_confounding(contrasts: pl.DataFrame, census: pl.DataFrame, margins:
     ``confounded_judges`` (the two sets differ, so judge severity is confounded with the
     variant); ``confounded`` is either. The census is not split by subset, so subset
     contrasts get null in all of them.
+
+    ``items``: the variant test's units (:class:`workbench.analysis.census.VariantItems`,
+    e.g. :meth:`~workbench.analysis.census.VariantItems.of_view` of the run's coded view), used
+    instead of building them from ``rows``; with neither, no design test is made.
     """
     per_variant = {m["variant"]: m for m in margins.filter(
         pl.col("variant").is_not_null() & pl.col("judge").is_null()).select(
@@ -900,7 +905,9 @@ def contrast_confounding(contrasts: pl.DataFrame, census: pl.DataFrame, margins:
     from workbench.analysis import census as census_mod
 
     # the items of the variant test built once; each contrast's test selects its two variants
-    items = _PairItems(census_mod.VariantItems.of_rows(rows, cfg)) if rows is not None else None
+    if items is None and rows is not None:
+        items = census_mod.VariantItems.of_rows(rows, cfg)
+    items = _PairItems(items) if items is not None else None
     added = []
     for a, b, subset, judge in contrasts.select("a", "b", "subset", "judge").iter_rows():
         c: dict[str, Any] = dict.fromkeys(keys)

@@ -222,6 +222,10 @@ class KeyedCodes:
             out |= b == bucket_code(n)
         return out  # type: ignore[no-any-return]
 
+    def bucket_codes(self) -> np.ndarray:
+        """Each keyed row's bucket as its :func:`bucket_code` (int8; -1: another value)."""
+        return self._base()["bucket"]  # type: ignore[no-any-return]
+
     def cell_levels(self, c: str) -> list[Any]:
         """The distinct non-null labels of key column ``c`` in the cell rows
         (:func:`workbench.ingest.selection.in_cells`: keyed rows but the exact repeats and the
