@@ -115,6 +115,26 @@ def test_cell_levels_are_the_cell_rows_distinct_keys(generated: tuple[pl.DataFra
     assert "aa-only-planned" not in view.cell_levels("judge")
 
 
+def test_flags_forgotten_are_read_again_the_same(generated: tuple[pl.DataFrame, Any]) -> None:
+    """The census's per-row flags, dropped after the census (forget("flags")), are read again
+    the same when asked for; each counts what a loop over the keyed rows counts."""
+    rows, cfg = generated
+    view = reduce_codes.KeyedCodes(rows, cfg)
+    first = {k: v.copy() for k, v in view.flags().items()}
+    view.forget("flags")
+    assert "flags" not in view._parts and "base" in view._parts
+    again = view.flags()
+    assert list(again) == list(first) and len(first) == 2 + len(cfg.score_names)
+    for k in first:
+        np.testing.assert_array_equal(again[k], first[k])
+    keyed = [r for r in rows.iter_rows(named=True) if r["bucket"] not in ("blank", "malformed")]
+    for fld in cfg.score_names:
+        want = sum(r[f"{fld}__status"] in ("absent", "null", "sentinel", "declared_missing")
+                   and r["bucket"] not in ("duplicate", "missing_planned") for r in keyed)
+        assert int(again[f"nulls__{fld}"].sum()) == want, fld
+    assert int(again[f"nulls__{cfg.headline}"].sum()) > 0
+
+
 def test_name_counts_from_codes_count_the_rows() -> None:
     rows = pl.DataFrame({
         "bucket": ["valid", "valid", "partial", "malformed", "duplicate", "valid"],

@@ -267,6 +267,15 @@ def test_shared_tables_give_the_same_tables(data: dict[str, Any]) -> None:
     assert alone.per_variant["variant"].to_list() == ["A", "B", "C", "D"]
     with pytest.raises(ValueError, match="other rows"):
         paired.contrasts(data["rows"], cfg, tables=tables)
+    # prepared (every scope built, the coded frame released), as the pipeline passes them:
+    # the same tables, subsets included; the repetition stage codes the rows itself
+    prepared = paired.PairedTables(rows, cfg).prepare()
+    assert prepared.coded().frame is None and set(prepared._scopes) == {None, *cfg.subsets} == {None, "low", "abd"}
+    for stage in (paired.judge_offsets, paired.contrasts):
+        assert stage(rows, cfg, tables=prepared).equals(stage(rows, cfg))
+    assert paired.repetition_consistency(rows, cfg, prepared).per_variant.equals(alone.per_variant)
+    with pytest.raises(RuntimeError, match="released"):
+        paired._Scope(prepared.coded(), cfg, cfg.headline, "low", judge="j1")
 
 
 def test_integer_cluster_codes_are_np_unique_codes() -> None:

@@ -94,7 +94,8 @@ class _Coded:
             self.cluster_of = np.arange(len(levels["scenario"]), dtype=np.int64)
         # the key columns as int32 codes only (their text is kept when a subset reads it):
         # half the bytes of int64 codes, which held 0.16 GB at 5M rows
-        self.frame = kept.with_columns([pl.Series(_CODE[k], codes[k], dtype=pl.Int32) for k in KEYS])
+        self.frame: pl.DataFrame | None = kept.with_columns(
+            [pl.Series(_CODE[k], codes[k], dtype=pl.Int32) for k in KEYS])
         self.own_clusters = own
         del codes
         self.size = {k: max(len(v), 1) for k, v in self.names.items()}
@@ -206,6 +207,9 @@ class _Scope:
         group means of :meth:`units` sum each group in the row table's order). Made again
         when asked for, not kept: the sorted arrays hold the same values, and a kept copy
         was 0.16 GB at 5M rows."""
+        if self.coded.frame is None:
+            raise RuntimeError("the coded cell rows were released (PairedTables.prepare): "
+                               "only the scopes prepared before can be read")
         return self.coded.frame.filter(self._pred).select("_s", "_v", "_t", "_j", pl.col(self._fld).alias("x"))
 
     def column(self, boot: JointBootstrap, variant: str) -> int:
@@ -344,6 +348,18 @@ class PairedTables:
         if self._coded is None:
             self._coded = _Coded(self.rows, self.cfg, [self.cfg.headline])
         return self._coded
+
+    def prepare(self) -> PairedTables:
+        """Every scope :func:`judge_offsets` and :func:`contrasts` read (all scenarios and each
+        subset) built now, then the coded cell rows' frame released: the scopes hold their
+        sorted arrays and the unit means of the config's pairing, and neither stage reads the
+        frame again. At 20M generated rows the frame (four int32 codes and the headline, about
+        24 bytes a cell row) held 0.4 GB through both stages. A scope not built before cannot be
+        built after (it raises)."""
+        for subset in [None, *self.cfg.subsets]:
+            self.scope(subset)
+        self.coded().frame = None
+        return self
 
     def scope(self, subset: str | None) -> _Scope:
         """The headline's valid values in ``subset`` (all judges), prepared once."""
@@ -966,8 +982,8 @@ def _valid_cell_codes(rows: pl.DataFrame, cfg: Config, fld: str, tables: PairedT
     From the run's coded cell rows when ``tables`` are given (codes of every cell row's keys:
     the same order), else coded here as int32 (:func:`workbench.reduce.codes.coded_keys`):
     no frame of int64 codes nor of key texts, which held about 0.3 GB at 5M rows."""
-    if tables is not None:
-        coded = tables.coded()
+    coded = tables.coded() if tables is not None else None
+    if coded is not None and coded.frame is not None:  # not released (PairedTables.prepare)
         f = coded.frame.filter(pl.col(fld).is_not_null())
         return ({k: f[_CODE[k]].to_numpy() for k in KEYS}, coded.names,
                 f[fld].to_numpy().astype(np.float64, copy=False))

@@ -408,10 +408,10 @@ def run(
         # one input line holds several judgments: the ledger counts judgments (rows)
         head["ledger_notes"]["input_lines"] = sum(s.lines for s in sources)
     malformed = rows.lazy().filter(pl.col("bucket") == "malformed").select("file", "line", "reason").collect()
-    # the census's group numbers of every keyed row and its per-scenario judgments: its
-    # tables are built, and the missingness tests read neither (they read the cached cell
-    # counts), so they go before those tests make their units
-    view.forget("groups:", "census:per_scenario")
+    # the census's group numbers of every keyed row, its per-scenario judgments and its flags:
+    # its tables are built, and the missingness tests read none of them (they read the cached
+    # cell counts), so they go before those tests make their units
+    view.forget("groups:", "census:per_scenario", "flags")
     release_memory()
     missing_tests = missingness_tests(rows, cfg, view=view)
     # the variant test's units, for the contrasts' confounding tests (a selection of them per
@@ -456,7 +456,7 @@ def run(
     stage(f"judge offsets ({n_offsets} records)")
     # the headline's cell rows coded once for the offsets and the contrasts; dropped before
     # the confounding tests, whose judgment units are large too (paired.PairedTables)
-    tables = paired.PairedTables(rows, cfg)
+    tables = paired.PairedTables(rows, cfg).prepare()
     offsets = paired.judge_offsets(rows, cfg, progress=bar("judge offsets", n_offsets), joint=joint,
                                    tables=tables, judges=judges, variants=variants)
     release_memory()
