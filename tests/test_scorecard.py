@@ -1210,3 +1210,24 @@ def test_unequal_clusters_headline_cr2_against_the_dense_reference(tmp_path: Pat
         assert c["cr1_ci_low"] == pytest.approx(c["mean"] - t * c["se_clustered"], rel=1e-12)
         seen += 1
     assert seen == 6  # A, B pooled and per judge
+
+
+def test_per_scenario_sums_share_the_scenario_index_when_every_scenario_is_there() -> None:
+    """A cell's per-scenario counts and sums (awaiting the bootstrap) are a loop's; a cell with
+    a value in every scenario takes the shared ``arange`` as its codes (the same object, no
+    copy), one that misses a scenario its own codes."""
+    from workbench.analysis import scorecard as sc
+
+    every = np.arange(4, dtype=np.int32)
+    codes = np.array([0, 0, 1, 2, 2, 2, 3], dtype=np.int32)
+    values = np.array([1.0, 2.0, 5.0, 1.0, 1.0, 4.0, 7.0])
+    got_codes, n, s = sc._per_scenario(values, codes, every)
+    assert got_codes is every
+    want = {g: [v for c, v in zip(codes.tolist(), values.tolist(), strict=True) if c == g] for g in range(4)}
+    assert n.tolist() == [len(want[g]) for g in range(4)] and s.tolist() == [sum(want[g]) for g in range(4)]
+    gap = np.array([0, 2, 2, 3], dtype=np.int32)
+    got_codes, n, s = sc._per_scenario(np.array([1.0, 2.0, 3.0, 4.0]), gap, every)
+    assert got_codes is not every and got_codes.tolist() == [0, 2, 3]
+    assert n.tolist() == [1, 2, 1] and s.tolist() == [1.0, 5.0, 4.0]
+    assert [sc._narrowest(t) for t in (0, 255, 256, 65535, 65536, 2**32)] == [
+        np.uint8, np.uint8, np.uint16, np.uint16, np.uint32, np.int64]
