@@ -75,6 +75,7 @@ for mod, name, label in [
     (document, "census_records", "census_records"),
     (pipeline, "scorecard_table", "scorecard"), (pipeline, "flag_rates", "flag_rates"),
     (pipeline, "pass_rates", "pass_rates"), (pipeline, "consistency", "consistency"),
+    (paired.PairedTables, "prepare", "paired_tables"),
     (paired, "judge_offsets", "judge_offsets"), (paired, "contrasts", "contrasts"),
     (paired, "contrast_confounding", "contrast_confounding"), (ranks, "rank_intervals", "ranks"),
     (paired, "repetition_consistency", "repetition"),

@@ -357,3 +357,30 @@ def test_clustered_offsets_and_contrasts_equal_the_reference(clustered: dict[str
             g[k] = w[k]
         _same(g, w, f"{g['a']}-{g['b']}/{g['subset']}")
     _same(new_boot.record(), ref_boot.record(), "bootstrap")
+
+
+def test_many_variants_narrow_codes_give_the_reference_records() -> None:
+    """300 variants (their codes need 16 bits, past a byte) and 2 judges: the offsets of
+    variants coded above 255 and the contrasts' pairs equal the reference's records."""
+    rng = np.random.default_rng(8)
+    names = [f"v{i:03d}" for i in range(300)]
+    lines = [{"scenario": f"s{s}", "variant": v, "trial": t, "judge": j,
+              "overall": int(rng.integers(1, 11)) if rng.random() > 0.1 else None}
+             for s in range(5) for v in names for t in (1, 2) for j in ("ja", "jb")]
+    cfg = wb.load_config(overrides={"bootstrap": {"resamples": 200, "seed": 3}, "scores": {"overall": "overall"}})
+    rows = _read(lines, cfg)
+    tables = paired.PairedTables(rows, cfg).prepare()
+    assert tables.scope(None).vr.dtype == np.uint16 and tables.scope(None).jd.dtype == np.uint8
+    boot, ref_boot = JointBootstrap.for_rows(rows, cfg), JointBootstrap.for_rows(rows, cfg)
+    scope = tables.scope(None)
+    got = [paired._offset_from(scope, cfg, "ja", "jb", v, None, boot) for v in (None, "v007", "v256", "v299")]
+    want = [ref._offset_record(rows, cfg, "ja", "jb", v, None, 0, ref_boot) for v in (None, "v007", "v256", "v299")]
+    got_c = [paired._contrast_from(scope, cfg, a, b, cfg.headline, None, None, boot)
+             for a, b in (("v000", "v299"), ("v256", "v257"))]
+    want_c = [ref.contrast_record(rows, cfg, a, b, None, None, None, 0, ref_boot)
+              for a, b in (("v000", "v299"), ("v256", "v257"))]
+    boot.run()
+    ref_boot.run()
+    assert all(r["pairs"] > 0 for r in got)
+    for g, w in zip([*got, *got_c], [*want, *want_c], strict=True):
+        _same(g, w, "many variants")

@@ -45,7 +45,7 @@ def split_key(key: str) -> list[str]:
 def _from_scenario(scen: pl.Series, parts: tuple[int, ...], width: int) -> pl.Series:
     """Cluster labels from scenario keys: the selected parts of each (composite) key, joined
     as a composite key (one part: the part itself). Each distinct scenario is decoded once."""
-    uniq = scen.drop_nulls().unique()
+    uniq = scen.unique().drop_nulls()  # the distinct values first: no null-free copy of the column
     if width == 1:
         mapping = {s: s for s in uniq.to_list()}
     else:

@@ -1227,7 +1227,7 @@ def _stored_once(s: pl.Series) -> pl.Series:
     longest = s.str.len_bytes().max()  # None: every value is null
     if s.len() < 64 or longest is None or longest <= 12:
         return s
-    distinct = s.drop_nulls().unique()
+    distinct = s.unique().drop_nulls()  # the distinct values first: no null-free copy of the block
     if 2 * distinct.len() > s.len():
         return s
     codes = s.replace_strict(distinct, pl.int_range(distinct.len(), eager=True, dtype=pl.UInt32),

@@ -59,7 +59,9 @@ def coded_keys(rows: pl.DataFrame, where: pl.Expr, cols: Sequence[str], extra: S
     time (the selection as a mask first), so at most one column's whole-length codes and its
     filtered copy are alive at once besides the results (all of them together and their filtered
     copies were 0.2 GB at 5M rows)."""
-    uniq = rows.select([pl.col(c).drop_nulls().unique().implode() for c in cols])
+    # unique before drop_nulls: a null-free copy of each whole column first (16-byte views a
+    # row) took the 5M-row file's four keys to 284 MB of peak anonymous memory, against 137 MB
+    uniq = rows.select([pl.col(c).unique().drop_nulls().implode() for c in cols])
     cats = {c: sorted(uniq[c][0].to_list()) for c in cols}
     del uniq
     mask = rows.select(where.fill_null(False).alias("__where")).to_series()
