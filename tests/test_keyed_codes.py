@@ -154,7 +154,8 @@ def test_name_counts_from_codes_count_the_rows() -> None:
     assert got == names.lookalike_names(rows)
 
 
-@pytest.mark.parametrize("sizes", [(3, 5, 7), (4000, 3000, 2)])  # dense table; sparse: np.unique
+@pytest.mark.parametrize("sizes", [(3, 5, 7), (4000, 3000, 2),  # dense table; sparse: np.unique
+                                   (70000, 70000), (2**21, 2**21, 2**21)])  # int64 identifiers; wider than 2**62
 def test_group_ids_equal_np_unique_of_the_code_rows(sizes: tuple[int, ...]) -> None:
     rng = np.random.default_rng(3)
     codes = [rng.integers(0, s, 500).astype(np.int32) for s in sizes]
@@ -162,6 +163,14 @@ def test_group_ids_equal_np_unique_of_the_code_rows(sizes: tuple[int, ...]) -> N
     want_keys, want_inv = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
     assert np.array_equal(keys, want_keys) and np.array_equal(inv, want_inv.reshape(-1))
     assert keys.dtype == np.int64 and inv.dtype == np.int64
+    keys32, inv32 = reduce_codes.group_ids(*codes, key_dtype=np.int32, inv_dtype=np.int32)
+    assert keys32.dtype == np.int32 and inv32.dtype == np.int32
+    assert np.array_equal(keys32, want_keys) and np.array_equal(inv32, want_inv.reshape(-1))
+    # counts of a mask's rows per group, a block at a time: the plain bincount's
+    mask = rng.random(500) < 0.4
+    g = keys.shape[0]
+    want = np.bincount(want_inv.reshape(-1)[mask], minlength=g)
+    assert np.array_equal(reduce_codes.count_where(inv32, mask, g), want) and want.sum() == mask.sum()
 
 
 def test_bootstrap_weights_into_uint8_are_the_float64_weights() -> None:
@@ -196,3 +205,12 @@ def test_draws_with_shared_count_columns_equal_the_float64_reference() -> None:
     got = jb.draws(ids)
     want = stats.joint_bootstrap_means(np.stack(sums, axis=1), np.stack(cols_n, axis=1), 150, jb.seed)
     assert np.array_equal(got, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("g", [7, 3_000_000])  # blocks of 2**20 rows; blocks as long as the groups
+def test_count_where_by_blocks_is_the_bincount_of_the_selected_groups(g: int) -> None:
+    rng = np.random.default_rng(9)
+    groups = rng.integers(0, g, 3 * 2**20 + 17).astype(np.int32)
+    mask = rng.random(groups.size) < 0.3
+    assert np.array_equal(reduce_codes.count_where(groups, mask, g), np.bincount(groups[mask], minlength=g))
+    assert np.array_equal(reduce_codes.count_where(groups, None, g), np.bincount(groups, minlength=g))

@@ -7,6 +7,7 @@ never imputes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -68,12 +69,17 @@ def _raw_counts(keyed: pl.DataFrame, by: list[str], cfg: Config) -> pl.DataFrame
                          inv[conflict], keyed[conflict].select(KEY_FIELDS))
 
 
-def _group_counts(cols: list[pl.Series], inv: np.ndarray, g: int, masks: list[tuple[str, np.ndarray]],
+def _group_counts(cols: list[pl.Series], inv: np.ndarray, g: int,
+                  masks: list[tuple[str, np.ndarray | Callable[[], np.ndarray]]],
                   conflict_groups: np.ndarray, conflict_rows: pl.DataFrame) -> pl.DataFrame:
     """The raw count table of ``g`` groups (``cols``: their key columns; ``inv``: each row's
-    group): one count column per named row mask, then ``conflict_keys``, the distinct keys of
-    the conflicting rows (``conflict_rows``, in group ``conflict_groups``) per group."""
-    cols = [*cols, *[pl.Series(name, np.bincount(inv[m], minlength=g)) for name, m in masks]]
+    group): one count column per named row mask (an array, or a function making it: then
+    one mask of the rows' length is alive at a time), then ``conflict_keys``, the distinct
+    keys of the conflicting rows (``conflict_rows``, in group ``conflict_groups``) per group."""
+    counts = []
+    for name, m in masks:
+        counts.append(pl.Series(name, reduce_codes.count_where(inv, m() if callable(m) else m, g)))
+    cols = [*cols, *counts]
     ck = np.zeros(g, dtype=np.int64)
     if conflict_groups.size:
         conflict_keys = pl.concat_str(list(KEY_FIELDS), separator="\x1f").n_unique().alias("conflict_keys")
@@ -91,8 +97,9 @@ def _cell_counts(view: reduce_codes.KeyedCodes, cfg: Config) -> pl.DataFrame:
         by = ["judge", "variant"]
         keys, inv = view.groups(*by)
         cols = [pl.Series(b, view.levels(b), dtype=pl.String).gather(keys[:, j]) for j, b in enumerate(by)]
-        masks = [("rows", ~view.is_bucket(MISSING_PLANNED)), *[(b, view.is_bucket(b)) for b in CELL_BUCKETS],
-                 *view.flags().items()]
+        masks: list[tuple[str, np.ndarray | Callable[[], np.ndarray]]] = [
+            ("rows", lambda: ~view.is_bucket(MISSING_PLANNED)),
+            *[(b, lambda b=b: view.is_bucket(b)) for b in CELL_BUCKETS], *view.flags().items()]
         conflict = np.flatnonzero(view.is_bucket("conflict"))
         return _group_counts(cols, inv, keys.shape[0], masks, inv[conflict], view.conflict_keys())
     return view.cached("census:cells", build)  # type: ignore[no-any-return]
@@ -177,8 +184,8 @@ class _ScenarioJudgments:
              conflict_rows: pl.DataFrame | None = None) -> None:
         self.labels, self.keys = labels, keys
         g = self.keys.shape[0]
-        judg = np.bincount(inv[counted], minlength=g)
-        valid = np.bincount(inv[valid_rows], minlength=g)
+        judg = reduce_codes.count_where(inv, counted, g)
+        valid = reduce_codes.count_where(inv, valid_rows, g)
         if conflict.size:
             frame = keyed[conflict].select(KEY_FIELDS) if conflict_rows is None else conflict_rows
             ck = (frame.with_columns(pl.Series("__g", inv[conflict]))

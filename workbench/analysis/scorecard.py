@@ -242,7 +242,10 @@ class _CellValues:
                 levels = sorted(first, key=lambda v: (str(v), v is None))
                 where = {v: i for i, v in enumerate(levels)}
                 perm = np.array([where[v] for v in first], dtype=np.int32 if len(first) < 2**31 else np.int64)
-                codes = perm[view.codes(c)] if perm.size else np.zeros(view.height, dtype=np.int32)
+                if perm.size and np.array_equal(perm, np.arange(perm.size)):
+                    codes = view.codes(c)  # the same order (no null label): the view's own array
+                else:
+                    codes = perm[view.codes(c)] if perm.size else np.zeros(view.height, dtype=np.int32)
             else:
                 col = rows.lazy().filter(selection.keyed()).select(c).collect().to_series()
                 codes, levels = reduce_codes.label_codes(col)
@@ -583,10 +586,12 @@ def _flag_rates_coded(view: reduce_codes.KeyedCodes, cfg: Config) -> list[dict[s
     out = []
     for subset in [None, *cfg.subsets]:
         sel = base if subset is None else base & view.subset_mask(subset)
-        keys, inv = reduce_codes.group_ids(variants[sel], scen[sel])
+        keys, inv = reduce_codes.group_ids(variants[sel], scen[sel],
+                                           inv_dtype=np.int32 if sel.size < 2**31 else np.int64)
         m = keys.shape[0]
-        flagged = np.bincount(inv[flagged_rows[sel]], minlength=m)
-        n = np.bincount(inv, minlength=m)
+        flagged = reduce_codes.count_where(inv, flagged_rows[sel], m)
+        n = reduce_codes.count_where(inv, None, m)
+        del inv
         bounds = np.flatnonzero(np.r_[True, keys[1:, 0] != keys[:-1, 0], True]) if m else np.zeros(1, np.int64)
         for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
             out.append((levels[int(keys[a, 0])], subset, flagged[a:b], n[a:b]))

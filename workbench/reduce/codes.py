@@ -103,18 +103,21 @@ def scenario_codes(col: pl.Series, scenarios: Sequence[str]) -> np.ndarray:
         raise ValueError("a scenario of the reduction is not in the run's scenario index") from exc
 
 
-def group_ids(*codes: np.ndarray, key_dtype: type = np.int64) -> tuple[np.ndarray, np.ndarray]:
+def group_ids(*codes: np.ndarray, key_dtype: type = np.int64, inv_dtype: type = np.int64
+              ) -> tuple[np.ndarray, np.ndarray]:
     """(sorted distinct combinations as rows of codes, group of each row) for code columns
     (the first most significant): the groups of a lexicographic sort of the labels.
     ``key_dtype``: of the combinations' codes (int32 halves a table of one row per judgment,
-    0.16 GB at 5M rows, when the codes fit)."""
+    0.16 GB at 5M rows, when the codes fit); ``inv_dtype``: of the groups (int32 halves the
+    row-sized array a cached grouping keeps). The mixed-radix identifiers are int32 when the
+    combinations fit (the same values: half the bytes of the largest transient)."""
     n = codes[0].size if codes else 0
     if not codes or n == 0:
-        return np.zeros((0, len(codes)), dtype=key_dtype), np.zeros(n, dtype=np.int64)
+        return np.zeros((0, len(codes)), dtype=key_dtype), np.zeros(n, dtype=inv_dtype)
     widths = [int(c.max()) + 1 for c in codes]
     width = float(np.prod([float(w) for w in widths]))
     if width < 2.0**62:
-        ident = np.zeros(n, dtype=np.int64)
+        ident = np.zeros(n, dtype=np.int32 if width < 2.0**31 else np.int64)
         for c, w in zip(codes, widths, strict=True):
             ident *= w
             ident += c
@@ -122,7 +125,7 @@ def group_ids(*codes: np.ndarray, key_dtype: type = np.int64) -> tuple[np.ndarra
             present = np.zeros(int(width), dtype=bool)
             present[ident] = True
             uniq = np.flatnonzero(present)
-            rank = np.cumsum(present, dtype=np.int64)
+            rank = np.cumsum(present, dtype=np.int32 if (width < 2.0**31 and inv_dtype == np.int32) else np.int64)
             del present
             rank -= 1
             inv = rank[ident]
@@ -130,13 +133,27 @@ def group_ids(*codes: np.ndarray, key_dtype: type = np.int64) -> tuple[np.ndarra
         else:
             uniq, inv = np.unique(ident, return_inverse=True)
         keys = np.empty((uniq.size, len(codes)), dtype=key_dtype)
-        rest = uniq
+        rest = uniq.astype(np.int64, copy=False)
         for j in range(len(codes) - 1, -1, -1):
             rest, keys[:, j] = np.divmod(rest, widths[j])
-        return keys, inv.reshape(-1).astype(np.int64, copy=False)
+        return keys, inv.reshape(-1).astype(inv_dtype, copy=False)
     stacked = np.stack(codes, axis=1)
     keys, inv = np.unique(stacked, axis=0, return_inverse=True)
-    return keys.astype(key_dtype), inv.reshape(-1).astype(np.int64)
+    return keys.astype(key_dtype), inv.reshape(-1).astype(inv_dtype)
+
+
+def count_where(groups: np.ndarray, mask: np.ndarray | None, g: int) -> np.ndarray:
+    """``np.bincount(groups[mask], minlength=g)`` (int64; ``mask`` None: every row), a block of
+    rows at a time: no copy of the selected groups nor bincount's intp conversion of them as
+    long as the rows (blocks of at least 2**20 rows, and of ``g``: each block's bincount is
+    ``g`` long)."""
+    out = np.zeros(g, dtype=np.int64)
+    step = max(1 << 20, g)
+    for lo in range(0, groups.size, step):
+        sel = groups[lo:lo + step] if mask is None else groups[lo:lo + step][mask[lo:lo + step]]
+        if sel.size:
+            out += np.bincount(sel, minlength=g)
+    return out
 
 
 _BUCKET_NAMES: tuple[str, ...] = (*vocab.names(vocab.Bucket), vocab.MISSING_PLANNED)
@@ -260,10 +277,12 @@ class KeyedCodes:
         return self.cached("flags", self._flags_again)  # type: ignore[no-any-return]
 
     def groups(self, *cols: str) -> tuple[np.ndarray, np.ndarray]:
-        """:func:`group_ids` of key columns (cached): sorted combinations and each keyed row's group."""
+        """:func:`group_ids` of key columns (cached): sorted combinations and each keyed row's
+        group (int32 below 2**31 keyed rows)."""
         key = "groups:" + "/".join(cols)
-        if key not in self._parts:
-            self._parts[key] = group_ids(*[self.codes(c) for c in cols])
+        if key not in self._parts:  # each keyed row's group as int32 (kept: half of int64)
+            self._parts[key] = group_ids(*[self.codes(c) for c in cols],
+                                         inv_dtype=np.int32 if self.height < 2**31 else np.int64)
         return self._parts[key]  # type: ignore[no-any-return]
 
     def conflict_keys(self) -> pl.DataFrame:
