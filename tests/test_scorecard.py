@@ -1215,7 +1215,7 @@ def test_unequal_clusters_headline_cr2_against_the_dense_reference(tmp_path: Pat
 def test_per_scenario_sums_share_the_scenario_index_when_every_scenario_is_there() -> None:
     """A cell's per-scenario counts and sums (awaiting the bootstrap) are a loop's; a cell with
     a value in every scenario takes the shared ``arange`` as its codes (the same object, no
-    copy), one that misses a scenario its own codes."""
+    copy), one in most scenarios the few it lacks, one in few its own codes."""
     from workbench.analysis import scorecard as sc
 
     every = np.arange(4, dtype=np.int32)
@@ -1225,9 +1225,13 @@ def test_per_scenario_sums_share_the_scenario_index_when_every_scenario_is_there
     assert got_codes is every
     want = {g: [v for c, v in zip(codes.tolist(), values.tolist(), strict=True) if c == g] for g in range(4)}
     assert n.tolist() == [len(want[g]) for g in range(4)] and s.tolist() == [sum(want[g]) for g in range(4)]
+    # most scenarios (3 of 4): kept as the one it lacks; few (1 of 4): the codes themselves
     gap = np.array([0, 2, 2, 3], dtype=np.int32)
     got_codes, n, s = sc._per_scenario(np.array([1.0, 2.0, 3.0, 4.0]), gap, every)
-    assert got_codes is not every and got_codes.tolist() == [0, 2, 3]
+    assert isinstance(got_codes, sc._Gaps) and got_codes.missing.tolist() == [1]
+    assert sc._codes_of(got_codes).tolist() == [0, 2, 3]
     assert n.tolist() == [1, 2, 1] and s.tolist() == [1.0, 5.0, 4.0]
+    got_codes, n, s = sc._per_scenario(np.array([6.0, 3.0]), np.array([2, 2], dtype=np.int32), every)
+    assert sc._codes_of(got_codes).tolist() == [2] and n.tolist() == [2] and s.tolist() == [9.0]
     assert [sc._narrowest(t) for t in (0, 255, 256, 65535, 65536, 2**32)] == [
         np.uint8, np.uint8, np.uint16, np.uint16, np.uint32, np.int64]
