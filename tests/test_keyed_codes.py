@@ -91,6 +91,13 @@ def test_coded_stages_equal_their_row_paths(generated: tuple[pl.DataFrame, Any])
     assert len(cards[0]) > 0 and cards[0] == cards[1]
     assert any(c["subset"] == "some" for c in cards[0]) and all(c["boot_low"] is not None for c in cards[0]
                                                                if c["valid_n"] > 50)
+    # the pipeline's last use of its view: the scorecard releases it (nothing cached is left)
+    # and gives the same card; the view, asked again, builds its parts again, the same
+    jb = reduce.JointBootstrap.for_rows(rows, dataclasses.replace(cfg, resamples=300))
+    levels = view.cell_levels("variant")
+    assert scorecard(rows, cfg, jb, view=view, release_view=True).to_dicts() == cards[0]
+    assert view._parts == {}
+    assert view.cell_levels("variant") == levels
 
 
 def test_cell_levels_are_the_cell_rows_distinct_keys(generated: tuple[pl.DataFrame, Any]) -> None:

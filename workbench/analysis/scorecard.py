@@ -465,7 +465,7 @@ def _codes_of(present: np.ndarray | _Gaps) -> np.ndarray:
 
 
 def scorecard(rows: pl.DataFrame, cfg: Config, joint: JointBootstrap | None = None,
-              view: reduce_codes.KeyedCodes | None = None) -> pl.DataFrame:
+              view: reduce_codes.KeyedCodes | None = None, release_view: bool = False) -> pl.DataFrame:
     """All scorecard cells: per variant (judges pooled), per variant x judge, per subset x variant.
 
     One row per (variant, judge, subset, field); ``judge`` is null when pooled and ``subset``
@@ -481,7 +481,8 @@ def scorecard(rows: pl.DataFrame, cfg: Config, joint: JointBootstrap | None = No
     same arrays, :class:`_IntegerValues`), so each cell is a contiguous slice of numpy
     arrays; the numbers are those of :func:`summarize_cell` on the cell's rows. ``view``:
     the run's coded keyed rows (:class:`workbench.reduce.codes.KeyedCodes`), when the census
-    built them.
+    built them; ``release_view``: the caller reads the view no further, so every part of it is
+    dropped once the cells are indexed (the pipeline's last use of its view).
 
     Memory: the fields are taken one at a time (each field's sorted arrays, about 16 bytes per
     valid value, exist for one field only), each cell keeping its record and its per-scenario
@@ -499,6 +500,11 @@ def scorecard(rows: pl.DataFrame, cfg: Config, joint: JointBootstrap | None = No
     specs = [(["variant"], None), (["variant", "judge"], None), *[(["variant"], name) for name in cfg.subsets]]
     indexes = [prep.index(by, subset) for by, subset in specs]
     prep.drop_index_inputs()
+    if release_view and view is not None:
+        # the caller's view is read no further (release_view): its codes and masks go before
+        # the fields are sorted and the bootstrap's pass (about 17 bytes a keyed row, 0.33 GB
+        # at 20M rows); asked for again, a part is built again
+        view.forget("")
     # Rows of a cell (cell_row_count): a conflicting key counts once (one judgment, no
     # score). Planned judgments with no row at all (a plan, --plan complete or a task list)
     # are rows of the cell without a score: they enter `rows`, the bounds and the

@@ -434,17 +434,19 @@ def run(
     if make_bar is not None:  # a long pass (thousands of cells) shows its progress on a terminal
         joint.progress_bar = lambda label, total: make_bar(label, total, unit=" steps")
     unit = "scenarios" if cfg.cluster is None else f"clusters ({cfg.cluster_name})"
-    stage(f"scorecard (joint cluster bootstrap, {joint.resamples} resamples over "
-          f"{len(joint.scenarios)} {unit})")
-    card = schemas.conform(scorecard_table(rows, cfg, joint, view=view), schemas.SCORECARD)
+    # the flag rates and the cell rows' variants and judges (which the paired stages compare)
+    # before the scorecard, so that the scorecard can release the view once it has read it
     flags = schemas.conform(flag_rates(rows, cfg, view=view), schemas.FLAG_RATES)
-    passes = schemas.conform(pass_rates(rows, cfg), schemas.PASS_RATES)
-    cons = schemas.conform(consistency(rows, cfg), schemas.CONSISTENCY)
-    # the cell rows' variants and judges, which the paired stages compare
+    view.forget("flag_rates:")  # its three flags a keyed row: not kept through the scorecard
     variants, judges = ((view.cell_levels("variant"), view.cell_levels("judge")) if view.usable
                         else (selection.cell_values(rows, "variant"), selection.cell_values(rows, "judge")))
-    del view
+    stage(f"scorecard (joint cluster bootstrap, {joint.resamples} resamples over "
+          f"{len(joint.scenarios)} {unit})")
+    card = schemas.conform(scorecard_table(rows, cfg, joint, view=view, release_view=True), schemas.SCORECARD)
+    del view  # released by the scorecard (its codes, about 17 bytes a keyed row)
     release_memory()
+    passes = schemas.conform(pass_rates(rows, cfg), schemas.PASS_RATES)
+    cons = schemas.conform(consistency(rows, cfg), schemas.CONSISTENCY)
     gate_doc = gate(card, cfg, passes, census=cen)
     pairs, pair_info = selection.contrast_pairs(variants, cfg)
     n_judges = len(judges)
