@@ -679,7 +679,9 @@ def _dense_arrays(state: np.ndarray, factor: str, unit: str, cluster_of: np.ndar
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`missingness_units` from :func:`_judgment_states`: the same units, in the same
     order (sorted by key: the table's row-major order), with the same missing and total
-    judgments, labels (the view's variant or judge codes) and blocks. ``cluster_of``: each
+    judgments, labels (the view's variant or judge codes) and blocks. The block units are
+    (cluster, variant[, judge]) sums, of the design's size; the judge test with ``unit="trial"``
+    has one unit per judgment (as many as the keyed rows, as on every path). ``cluster_of``: each
     scenario code's cluster code (None: the scenario is the cluster); the trial units do not
     use it, as :func:`missingness_units` does not."""
     present, missing = state > 0, state == 2
