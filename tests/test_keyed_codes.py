@@ -142,6 +142,22 @@ def test_flags_forgotten_are_read_again_the_same(generated: tuple[pl.DataFrame, 
     assert int(again[f"nulls__{cfg.headline}"].sum()) > 0
 
 
+def test_bucket_codes_are_positions_among_the_bucket_names(generated: tuple[pl.DataFrame, Any]) -> None:
+    """Each keyed row's bucket code is its bucket's position among the names, -1 for a value
+    that is none of them (a table that did not come from ingest): a loop's. A null bucket is
+    not a keyed row (the keyed predicate is null there)."""
+    rows, cfg = generated
+    rows = rows.with_columns(pl.when(pl.int_range(pl.len()) == 3).then(pl.lit("weird"))
+                             .when(pl.int_range(pl.len()) == 5).then(pl.lit(None, dtype=pl.String))
+                             .otherwise("bucket").alias("bucket"))
+    names = list(reduce_codes._BUCKET_NAMES)
+    keyed = [b for b in rows["bucket"].to_list() if b is not None and b not in ("blank", "malformed")]
+    want = [names.index(b) if b in names else -1 for b in keyed]
+    got = reduce_codes.KeyedCodes(rows, cfg).bucket_codes()
+    assert got.tolist() == want and -1 in want and len(set(want)) >= 4
+    assert [reduce_codes.bucket_code(n) for n in names] == list(range(len(names)))
+
+
 def test_name_counts_from_codes_count_the_rows() -> None:
     rows = pl.DataFrame({
         "bucket": ["valid", "valid", "partial", "malformed", "duplicate", "valid"],

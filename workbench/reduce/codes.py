@@ -200,8 +200,11 @@ class KeyedCodes:
         hl, names = self.cfg.headline, self.cfg.score_names
         flags = selection.census_flags(hl, names)  # named sentinel, from_string, nulls__{field}
         extra = [
-            pl.col("bucket").replace_strict(list(_BUCKET_NAMES), list(range(len(_BUCKET_NAMES))),
-                                            default=-1, return_dtype=pl.Int8).fill_null(-1).alias("__bucket"),
+            # the bucket's position among _BUCKET_NAMES (-1: another value or null) by an Enum
+            # cast (unknown values null), not replace_strict: on the 5M generated file its peak
+            # was 196 MB of anonymous memory (about 40 bytes a row) against 10 MB, the same codes
+            pl.col("bucket").cast(pl.Enum(list(_BUCKET_NAMES)), strict=False).to_physical().cast(pl.Int8)
+            .fill_null(-1).alias("__bucket"),
             *[e.fill_null(False).alias(f"__flag{i}") for i, e in enumerate(flags)],
         ]
         cols = (*KEY_FIELDS, "cluster") if self.own_clusters else KEY_FIELDS
