@@ -603,6 +603,24 @@ def test_dense_judgment_table_gives_the_units_of_the_key_texts(write_jsonl, clus
                 assert g.dtype == w.dtype, (factor, unit, name)
                 np.testing.assert_array_equal(g, w, err_msg=f"{factor}/{unit}/{name}")
             assert got[0].sum() > 0 and got[0].sum() < got[1].sum()
+    # and by a loop over the rows: a judgment (duplicates once) is scored only when it has one
+    # row and that row is valid; a (cluster, variant) block sums its judgments
+    rows_of: dict[tuple[str, ...], list[str]] = {}
+    outer_of = {}
+    for r in rows.iter_rows(named=True):
+        if r["bucket"] in (None, "blank", "malformed", "duplicate"):
+            continue
+        rows_of.setdefault(tuple(r[k] for k in ("scenario", "variant", "trial", "judge")), []).append(r["bucket"])
+        outer_of[r["scenario"]] = r["cluster"] if clustered else r["scenario"]
+    blocks: dict[tuple[str, str], list[int]] = {}
+    for (s, v, _, _), buckets in rows_of.items():
+        mt = blocks.setdefault((outer_of[s], v), [0, 0])
+        mt[0] += not (len(buckets) == 1 and buckets[0] == "valid")
+        mt[1] += 1
+    m, t, labels, _ = census_mod._view_arrays(view, "variant", "block")
+    variant_names = view.levels("variant")
+    want = [(key[1], *blocks[key]) for key in sorted(blocks)]
+    assert [(variant_names[lab], int(mm), int(tt)) for lab, mm, tt in zip(labels, m, t, strict=True)] == want
 
 
 def test_missingness_tests_take_the_judgments_codes_when_the_design_is_sparse(write_jsonl, monkeypatch) -> None:

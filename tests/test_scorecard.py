@@ -1233,5 +1233,7 @@ def test_per_scenario_sums_share_the_scenario_index_when_every_scenario_is_there
     assert n.tolist() == [1, 2, 1] and s.tolist() == [1.0, 5.0, 4.0]
     got_codes, n, s = sc._per_scenario(np.array([6.0, 3.0]), np.array([2, 2], dtype=np.int32), every)
     assert sc._codes_of(got_codes).tolist() == [2] and n.tolist() == [2] and s.tolist() == [9.0]
-    assert [sc._narrowest(t) for t in (0, 255, 256, 65535, 65536, 2**32)] == [
+    from workbench.reduce import codes as reduce_codes
+
+    assert [reduce_codes.narrowest_unsigned(t) for t in (0, 255, 256, 65535, 65536, 2**32)] == [
         np.uint8, np.uint8, np.uint16, np.uint16, np.uint32, np.int64]

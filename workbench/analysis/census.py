@@ -623,11 +623,8 @@ def _coded_units(view: reduce_codes.KeyedCodes) -> CodedUnits | None:
     item = np.cumsum(change, dtype=np.int64) - 1
     item_keys = keys[np.flatnonzero(change), :2]
     del change
-    item_cluster = None
-    if view.own_clusters:
-        per_scenario = clusters.cluster_of(view.codes("scenario"), view.codes("cluster"),
-                                           len(view.levels("scenario")))
-        item_cluster = per_scenario[item_keys[:, 0]]
+    per_scenario = _scenario_clusters(view)
+    item_cluster = None if per_scenario is None else per_scenario[item_keys[:, 0]]
     return CodedUnits(keys[:, 3].copy(), missing, item, item_keys, item_cluster)
 
 
@@ -635,7 +632,6 @@ def _coded_units(view: reduce_codes.KeyedCodes) -> CodedUnits | None:
 #: entries per keyed row (plus 1024): a design where most scenario x variant x trial x judge
 #: combinations are judged; a sparse one groups the judgments' codes (:func:`_coded_units`)
 DENSE_JUDGMENTS_PER_ROW = 4
-_STEP = 1 << 20  # keyed rows coded per block when the dense table is counted
 
 
 def _judgment_states(view: reduce_codes.KeyedCodes) -> np.ndarray | None:
@@ -644,7 +640,8 @@ def _judgment_states(view: reduce_codes.KeyedCodes) -> np.ndarray | None:
     judgment); 2, a judgment without a usable score (no valid row, or several rows of one key:
     a conflict), as :func:`judgment_units` decides ``missing`` (duplicates counted once).
 
-    The keyed rows are counted a block of :data:`_STEP` rows at a time into one table of the
+    The keyed rows are counted a block of :data:`workbench.reduce.codes.BLOCK_ROWS` rows at a
+    time into one table of the
     design's size: a valid row adds 1, any other row 2, so the total is 1 exactly when the
     judgment has one row and it is valid (``2 * rows - valid rows`` is 1 only for one valid
     row). Nothing of the rows' length is made. None when the view cannot be used (a key not
@@ -661,8 +658,9 @@ def _judgment_states(view: reduce_codes.KeyedCodes) -> np.ndarray | None:
     bucket = view.bucket_codes()
     duplicate, valid = reduce_codes.bucket_code("duplicate"), reduce_codes.bucket_code("valid")
     total = np.zeros(width, dtype=np.uint32)  # at most 2 per keyed row: below 2**32
-    for lo in range(0, height, _STEP):
-        hi = min(lo + _STEP, height)
+    step = reduce_codes.BLOCK_ROWS
+    for lo in range(0, height, step):
+        hi = min(lo + step, height)
         b = bucket[lo:hi]
         ident = codes[0][lo:hi].astype(np.int64)
         for c, w in zip(codes[1:], shape[1:], strict=True):
@@ -724,11 +722,16 @@ def _view_arrays(view: reduce_codes.KeyedCodes, factor: str, unit: str
     state = _dense_state(view)
     if state is None:
         return None
-    cluster_of = None
-    if view.own_clusters:
-        cluster_of = clusters.cluster_of(view.codes("scenario"), view.codes("cluster"),
-                                         len(view.levels("scenario")))
-    return _dense_arrays(state, factor, unit, cluster_of)
+    return _dense_arrays(state, factor, unit, _scenario_clusters(view))
+
+
+def _scenario_clusters(view: reduce_codes.KeyedCodes) -> np.ndarray | None:
+    """Each scenario code's cluster code (:func:`workbench.ingest.clusters.cluster_of` of the
+    view's codes), once per view (``census:cluster_of``); None when the cluster is the scenario."""
+    if not view.own_clusters:
+        return None
+    return view.cached("census:cluster_of", lambda: clusters.cluster_of(  # type: ignore[no-any-return]
+        view.codes("scenario"), view.codes("cluster"), len(view.levels("scenario"))))
 
 
 def _coded_arrays(coded: CodedUnits, factor: str, unit: str

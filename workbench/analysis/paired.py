@@ -16,18 +16,21 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
 from workbench import stats
-from workbench.analysis.scorecard import _narrowest, cell_rows, subset_filter
+from workbench.analysis.scorecard import cell_rows, subset_filter
 from workbench.common import schemas
 from workbench.common.config import Config
 from workbench.ingest import clusters, selection
 from workbench.reduce import codes as reduce_codes
 from workbench.reduce.sufficient import JointBootstrap
+
+if TYPE_CHECKING:  # the census imports nothing of this module; only the annotation needs it
+    from workbench.analysis import census as census_types
 
 ITEM = ["scenario", "variant", "trial"]
 
@@ -198,7 +201,7 @@ class _Scope:
         # the variant, trial and judge codes in their narrowest types (a byte each for up to
         # 256 labels; every use widens them or compares): 9 bytes a valid value less than
         # int32, 0.13 GB at 20M generated rows
-        vr, tr, jd = (a.astype(_narrowest(coded.size[k] - 1), copy=False)
+        vr, tr, jd = (a.astype(reduce_codes.narrowest_unsigned(coded.size[k] - 1), copy=False)
                       for a, k in ((vr, "variant"), (tr, "trial"), (jd, "judge")))
         self.sc, self.vr, self.tr, self.jd, self.x = sc[order], vr[order], tr[order], jd[order], x[order]
         self.cl = coded.clusters_of(self.sc)
@@ -279,7 +282,7 @@ class _Scope:
                 rest, d = np.divmod(rest, w)
                 digits.append(d)
             codes = digits[::-1]  # by's columns
-            v, s, j = codes[0].astype(_narrowest(size["variant"] - 1)), codes[1], codes[-1]
+            v, s, j = codes[0].astype(reduce_codes.narrowest_unsigned(size["variant"] - 1)), codes[1], codes[-1]
             key = (s * size["trial"] + codes[2] if trials_matched else s) * size["judge"] + j
             return v, s, key, m
         # int64 key columns, as the codes were before they were held as int32
@@ -897,7 +900,7 @@ class _PairItems:
 
 def contrast_confounding(contrasts: pl.DataFrame, census: pl.DataFrame, margins: pl.DataFrame,
                          cfg: Config, rows: pl.DataFrame | None = None,
-                         items: Any = None) -> pl.DataFrame:
+                         items: census_types.VariantItems | None = None) -> pl.DataFrame:
     """The contrasts table with, for each all-scenario contrast, whether its sides may not be
     comparable: :data:`workbench.common.schemas.CONTRASTS` (the columns below added to
     :data:`~workbench.common.schemas.PAIRED_CONTRASTS`, rows in the same order).

@@ -141,14 +141,6 @@ def degenerate_interval(low: float | None, high: float | None) -> bool:
     return low is not None and high is not None and low == high
 
 
-def _narrowest(top: int) -> type:
-    """The narrowest unsigned integer type holding 0..``top``."""
-    for dt in (np.uint8, np.uint16, np.uint32):
-        if top <= np.iinfo(dt).max:
-            return dt
-    return np.int64
-
-
 def _stable_order(*keys: np.ndarray) -> np.ndarray:
     """Indices sorting by ``keys`` (the first most significant), ties in input order: one
     stable sort per key, least significant first, each on the narrowest unsigned type that
@@ -348,7 +340,7 @@ class _CellValues:
         # each cell row's cell in the narrowest type that holds the m + 1 codes (a uint8 for
         # up to 255 cells): an array of the cell rows' length per list of cells, alive through
         # every field's slices (two int32 ones were 0.15 GB at 20M rows)
-        return keys, counts, cell[self.base_pos].astype(_narrowest(m), copy=False)
+        return keys, counts, cell[self.base_pos].astype(reduce_codes.narrowest_unsigned(m), copy=False)
 
     @staticmethod
     def slices(base_cell: np.ndarray, m: int, arrays: tuple[np.ndarray, np.ndarray, np.ndarray]

@@ -142,13 +142,26 @@ def group_ids(*codes: np.ndarray, key_dtype: type = np.int64, inv_dtype: type = 
     return keys.astype(key_dtype), inv.reshape(-1).astype(inv_dtype)
 
 
+BLOCK_ROWS = 1 << 20
+"""Rows a stage codes, selects or counts at a time when it walks arrays of the rows' length
+(:func:`count_where`, the census's judgment table): a block's temporaries, not the rows'."""
+
+
+def narrowest_unsigned(top: float) -> type:
+    """The narrowest unsigned integer type holding 0..``top`` (int64 above uint32's range)."""
+    for dt in (np.uint8, np.uint16, np.uint32):
+        if top <= np.iinfo(dt).max:
+            return dt
+    return np.int64
+
+
 def count_where(groups: np.ndarray, mask: np.ndarray | None, g: int) -> np.ndarray:
     """``np.bincount(groups[mask], minlength=g)`` (int64; ``mask`` None: every row), a block of
     rows at a time: no copy of the selected groups nor bincount's intp conversion of them as
-    long as the rows (blocks of at least 2**20 rows, and of ``g``: each block's bincount is
-    ``g`` long)."""
+    long as the rows (blocks of at least :data:`BLOCK_ROWS` rows, and of ``g``: each block's
+    bincount is ``g`` long)."""
     out = np.zeros(g, dtype=np.int64)
-    step = max(1 << 20, g)
+    step = max(BLOCK_ROWS, g)
     for lo in range(0, groups.size, step):
         sel = groups[lo:lo + step] if mask is None else groups[lo:lo + step][mask[lo:lo + step]]
         if sel.size:
@@ -197,15 +210,13 @@ class KeyedCodes:
     def _base(self) -> dict[str, Any]:
         if "base" in self._parts:
             return self._parts["base"]  # type: ignore[no-any-return]
-        hl, names = self.cfg.headline, self.cfg.score_names
-        flags = selection.census_flags(hl, names)  # named sentinel, from_string, nulls__{field}
         extra = [
             # the bucket's position among _BUCKET_NAMES (-1: another value or null) by an Enum
             # cast (unknown values null), not replace_strict: on the 5M generated file its peak
             # was 196 MB of anonymous memory (about 40 bytes a row) against 10 MB, the same codes
             pl.col("bucket").cast(pl.Enum(list(_BUCKET_NAMES)), strict=False).to_physical().cast(pl.Int8)
             .fill_null(-1).alias("__bucket"),
-            *[e.fill_null(False).alias(f"__flag{i}") for i, e in enumerate(flags)],
+            *self._flag_exprs(),
         ]
         cols = (*KEY_FIELDS, "cluster") if self.own_clusters else KEY_FIELDS
         codes, levels, df = coded_keys(self.rows, selection.keyed(), cols, extra)
@@ -214,17 +225,25 @@ class KeyedCodes:
                 "bucket": df["__bucket"].to_numpy()}
         # the flags apart from the base: the census reads them once, then the run forgets them
         # (one byte a row each: 8 of them, 0.16 GB at 20M rows, were alive through the scorecard)
-        self._parts["flags"] = {e.meta.output_name(): df[f"__flag{i}"].to_numpy() for i, e in enumerate(flags)}
+        self._parts["flags"] = self._flag_arrays(df)
         del df
         self._parts["base"] = base
         return base
 
+    def _flag_exprs(self) -> list[pl.Expr]:
+        """The census's flags (:func:`workbench.ingest.selection.census_flags`: sentinel,
+        from_string, nulls__{field}), null as False, as ``__flag{i}`` columns."""
+        return [e.fill_null(False).alias(f"__flag{i}")
+                for i, e in enumerate(selection.census_flags(self.cfg.headline, self.cfg.score_names))]
+
+    def _flag_arrays(self, df: pl.DataFrame) -> dict[str, np.ndarray]:
+        """The ``__flag{i}`` columns of ``df`` by their count names."""
+        names = [e.meta.output_name() for e in selection.census_flags(self.cfg.headline, self.cfg.score_names)]
+        return {n: df[f"__flag{i}"].to_numpy() for i, n in enumerate(names)}
+
     def _flags_again(self) -> dict[str, np.ndarray]:
         """The flags of :meth:`_base`, read again (after ``forget("flags")``): the same arrays."""
-        flags = selection.census_flags(self.cfg.headline, self.cfg.score_names)
-        df = (self.rows.lazy().filter(selection.keyed())
-              .select([e.fill_null(False).alias(f"__flag{i}") for i, e in enumerate(flags)]).collect())
-        return {e.meta.output_name(): df[f"__flag{i}"].to_numpy() for i, e in enumerate(flags)}
+        return self._flag_arrays(self.rows.lazy().filter(selection.keyed()).select(self._flag_exprs()).collect())
 
     @property
     def height(self) -> int:
@@ -261,14 +280,11 @@ class KeyedCodes:
         """The distinct non-null labels of key column ``c`` in the cell rows
         (:func:`workbench.ingest.selection.in_cells`: keyed rows but the exact repeats and the
         planned-but-absent ones), sorted: :func:`workbench.ingest.selection.cell_values` from the
-        codes, in blocks of rows (no row-sized copy)."""
+        codes, counted in blocks of rows (:func:`count_where`: no row-sized copy)."""
         def build() -> list[Any]:
-            codes, levels = self.codes(c), self.levels(c)
+            levels = self.levels(c)
             cells = ~self.is_bucket(*selection.CELL_ROW_EXCLUDE)  # one byte a row, as the flags
-            used = np.zeros(len(levels), dtype=bool)
-            step = 1 << 20  # the selected codes a block at a time, not a row-sized copy
-            for lo in range(0, codes.size, step):
-                used[codes[lo:lo + step][cells[lo:lo + step]]] = True
+            used = count_where(self.codes(c), cells, len(levels)) > 0
             return [v for v, u in zip(levels, used.tolist(), strict=True) if u and v is not None]
         return self.cached(f"cell_levels:{c}", build)  # type: ignore[no-any-return]
 

@@ -40,6 +40,7 @@ from workbench import stats
 from workbench.common.config import Config
 from workbench.ingest import spill as ingest_spill
 from workbench.ingest.selection import cell_rows, subset_filter
+from workbench.reduce.codes import narrowest_unsigned
 
 KEYED_EXCLUDE = ("blank", "malformed")
 """Buckets of lines with no usable key: they are no scenario of the run."""
@@ -119,11 +120,8 @@ def _compact_counts(n: np.ndarray) -> np.ndarray:
     eighth of the bytes while the column waits for its draws."""
     if n.size == 0 or not (float(n.min()) >= 0 and np.all(n == np.floor(n))):
         return n
-    top = float(n.max())
-    for dt in (np.uint8, np.uint16, np.uint32):
-        if top <= np.iinfo(dt).max:
-            return n.astype(dt)
-    return n
+    dt = narrowest_unsigned(float(n.max()))
+    return n if dt is np.int64 else n.astype(dt)
 
 
 def _compact_sums(s: np.ndarray) -> np.ndarray:
