@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,53 @@ def test_coded_stages_equal_their_row_paths(generated: tuple[pl.DataFrame, Any])
     assert scorecard(rows, cfg, jb, view=view, release_view=True).to_dicts() == cards[0]
     assert view._parts == {}
     assert view.cell_levels("variant") == levels
+
+
+def test_narrow_view_codes_give_the_row_paths_tables(tmp_path: Path) -> None:
+    """The view codes variant, trial and judge in a byte (up to 256 labels) or 16 bits (up to
+    65,536): with 300 variants x 3 trials x 2 judges (every combination past both a byte and
+    the variants' own width, so a product taken in the narrow type would wrap) the census,
+    its margins, the missingness tests, the flag rates and the scorecard equal the row paths'
+    (int32 codes of their own), and a loop's count of the missing judgments."""
+    rng = np.random.default_rng(29)
+    variants = [f"v{i:03d}" for i in range(300)]
+    lines = []
+    for s in range(4):
+        for v in variants:
+            for t in (1, 2, 3):
+                for j in ("ja", "jb"):
+                    row = {"scenario": f"s{s}", "variant": v, "trial": t, "judge": j,
+                           "overall": int(rng.integers(1, 11)) if rng.random() > 0.15 else None,
+                           "fabrication_flags": ["x"] if rng.random() < 0.2 else []}
+                    lines.append(row)
+    lines.append(dict(lines[5]))  # an exact repeat
+    path = tmp_path / "many.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    cfg = load_config()
+    rows, _, _ = pipeline.load([str(path)], cfg)
+    rows = schemas.conform(rows, schemas.ROWS, cfg.score_names)
+    view = reduce_codes.KeyedCodes(rows, cfg)
+    assert view.codes("variant").dtype == np.uint16
+    assert view.codes("trial").dtype == np.uint8 and view.codes("judge").dtype == np.uint8
+    assert view.codes("scenario").dtype == np.int32
+    plain = _uncoded(rows, cfg)
+    for fn in (census, census_margins):
+        assert fn(rows, cfg, view=view).to_dicts() == fn(rows, cfg, view=plain).to_dicts()
+    cen = census(rows, cfg, view=view)
+    missing = sum(1 for r in lines[:-1] if r["overall"] is None)
+    per = {(r["variant"], r["judge"]): r for r in cen.to_dicts()}
+    for (v, j) in (("v000", "ja"), ("v299", "jb"), ("v256", "ja")):
+        want = sum(1 for r in lines[:-1] if r["variant"] == v and r["judge"] == j and r["overall"] is None)
+        assert per[(v, j)]["nulls__overall"] == want
+    assert sum(r["nulls__overall"] for r in per.values()) == missing
+    got = missingness_tests(rows, cfg, view=view).to_dicts()
+    assert got == missingness_tests(rows, cfg, view=plain).to_dicts() and got
+    assert flag_rates(rows, cfg, view=view).to_dicts() == flag_rates(rows, cfg, view=plain).to_dicts()
+    cards = []
+    for v in (view, plain):
+        jb = reduce.JointBootstrap.for_rows(rows, dataclasses.replace(cfg, resamples=200))
+        cards.append(scorecard(rows, cfg, jb, view=v).to_dicts())
+    assert len(cards[0]) > 600 and cards[0] == cards[1]
 
 
 def test_cell_levels_are_the_cell_rows_distinct_keys(generated: tuple[pl.DataFrame, Any]) -> None:

@@ -242,7 +242,9 @@ class _CellValues:
                 col = rows.lazy().filter(selection.keyed()).select(c).collect().to_series()
                 codes, levels = reduce_codes.label_codes(col)
                 del col
-            self.labels[c] = (codes.astype(np.int32, copy=False) if len(levels) < 2**31 else codes, levels)
+            # the view's narrow codes kept as they are (index() adds them into a wider identifier)
+            self.labels[c] = (codes.astype(np.int32, copy=False) if codes.dtype.itemsize > 4 and len(levels) < 2**31
+                              else codes, levels)
         self.conflict_pos = np.flatnonzero(self.conflict)  # conflicting rows among keyed rows
         self.conflict_keys = (view.conflict_keys() if coded and view is not None else
                               rows.lazy().filter(selection.keyed()).filter(bucket == "conflict")

@@ -461,6 +461,7 @@ def run(
     tables = paired.PairedTables(rows, cfg).prepare()
     offsets = paired.judge_offsets(rows, cfg, progress=bar("judge offsets", n_offsets), joint=joint,
                                    tables=tables, judges=judges, variants=variants)
+    tables.forget_judge_orders()
     release_memory()
     n_pairs = len(pairs) * (1 + len(cfg.subsets))
     stage(f"variant contrasts ({n_pairs} pairs, {pair_info['mode'].replace('_', ' ')})")
