@@ -231,6 +231,42 @@ def test_joint_means_match_a_loop_and_undefined_is_nan() -> None:
     assert np.isnan(got[:, 2]).sum() > 0  # never 0 for an undefined mean
 
 
+@pytest.mark.parametrize(("sums", "dtype"), [
+    ([0.0, 3.0, 255.0], np.uint8), ([0.0, 256.0, 65535.0], np.uint16), ([1.0, 65536.0], np.float32),
+    ([-1.0, 4.0], np.float32), ([0.5, 2.0], np.float32), ([0.1, 2.0], np.float64),
+    ([-0.0, 3.0], np.float32), ([np.nan, 3.0], np.float64), ([2.0**60], np.float32)])
+def test_compact_sums_are_the_same_values_in_the_narrowest_exact_type(sums: list[float], dtype: type) -> None:
+    """A waiting cell's per-scenario sums: non-negative integers up to 65,535 in a byte or
+    two, others float32 when exact, else float64; the values back are the same bits (a -0.0
+    keeps its sign: no integer type has one)."""
+    s = np.array(sums, dtype=np.float64)
+    got = reduce._compact_sums(s)
+    assert got.dtype == dtype
+    back = got.astype(np.float64)
+    assert back.tobytes() == s.tobytes() or (np.isnan(s).any() and np.array_equal(back, s, equal_nan=True))
+
+
+def test_integer_sums_in_a_byte_give_the_float64_draws() -> None:
+    """Columns whose per-scenario sums are held in uint8/uint16 (integer scores) draw the same
+    means as the loop of :func:`workbench.stats.joint_bootstrap_weights` over their float64 sums."""
+    rng = np.random.default_rng(5)
+    g = 40
+    jb = reduce.JointBootstrap(scenarios=[f"s{i:02d}" for i in range(g)], seed=11, resamples=60,
+                               resamples_requested=60, confidence=0.95)
+    cols, ref = [], []
+    for top in (3, 40, 900):  # sums up to 9, 120 (a byte) and 2,700 (16 bits)
+        n = rng.integers(1, 4, size=g).astype(np.float64)
+        s = np.array([float(rng.integers(0, top + 1, size=int(k)).sum()) for k in n])
+        cols.append(jb.add_sums(np.arange(g), n, s))
+        ref.append((n, s))
+    assert [jb.columns[c].s.dtype for c in cols] == [np.uint8, np.uint8, np.uint16]
+    got = jb.draws(cols)
+    w = stats.joint_bootstrap_weights(g, 0, 60, 11)
+    for j, (n, s) in enumerate(ref):
+        want = (w @ s) / (w @ n)
+        assert np.array_equal(got[:, j], want)
+
+
 def test_scorecard_and_contrast_intervals_match_naive_joint_resampling(tmp_path: Path) -> None:
     lines = design()
     cfg = cfg_of(contrasts=[["B", "A"]])

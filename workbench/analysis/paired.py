@@ -79,7 +79,8 @@ class _Coded:
         # distinct keys in code point order, as a sort of their unique values gives
         codes, levels, kept = reduce_codes.coded_keys(
             rows, selection.in_cells() if where is None else selection.in_cells() & where, cols,
-            extra=[pl.col(c) for c in keep if c not in KEYS or c in subset_fields])
+            extra=[pl.col(c) for c in keep if c not in KEYS or c in subset_fields],
+            narrow=("variant", "trial", "judge"))
         self.names: dict[str, list[str]] = {}
         for k in KEYS:
             if levels[k] and levels[k][0] is None:  # ingest makes a line without a key malformed
@@ -95,10 +96,12 @@ class _Coded:
         else:
             self.names["cluster"] = self.names["scenario"]
             self.cluster_of = np.arange(len(levels["scenario"]), dtype=np.int64)
-        # the key columns as int32 codes only (their text is kept when a subset reads it):
-        # half the bytes of int64 codes, which held 0.16 GB at 5M rows
+        # the key columns as codes only (their text is kept when a subset reads it): the
+        # scenario's int32, the variant's, trial's and judge's a byte each up to 256 labels
+        # (coded_keys' narrow): 15 bytes a cell row with the headline, not 24 (0.18 GB at 20M
+        # generated rows, and as much again in the scope's filtered copy of it)
         self.frame: pl.DataFrame | None = kept.with_columns(
-            [pl.Series(_CODE[k], codes[k], dtype=pl.Int32) for k in KEYS])
+            [pl.Series(_CODE[k], codes[k]) for k in KEYS])
         self.own_clusters = own
         del codes
         self.size = {k: max(len(v), 1) for k, v in self.names.items()}
@@ -135,12 +138,15 @@ def _run_of(a: np.ndarray, code: int) -> slice:
 
 def _radix(coded: _Coded, cols: list[tuple[str, np.ndarray]]) -> list[np.ndarray]:
     """Sort keys for ``np.lexsort`` (least significant first) equal in order to the code
-    columns ``cols`` (most significant first): one int64 mixed-radix key of them when it fits,
-    else the columns themselves."""
+    columns ``cols`` (most significant first): one mixed-radix key of them when it fits in
+    int64 (int32 when it fits there), else the columns themselves."""
     widths = [coded.size[k] for k, _ in cols]
-    if float(np.prod([float(w) for w in widths])) >= 2.0**62:
+    width = float(np.prod([float(w) for w in widths]))
+    if width >= 2.0**62:
         return [c for _, c in reversed(cols)]
-    key = np.zeros(cols[0][1].size, dtype=np.int64)
+    # int32 when every key fits: the same values, so the same stable order, in half the bytes
+    # (the key and its sorted copy are row-sized: 0.12 GB less at 20M generated rows)
+    key = np.zeros(cols[0][1].size, dtype=np.int32 if width < 2.0**31 else np.int64)
     for (_, c), w in zip(cols, widths, strict=True):
         key *= w
         key += c
@@ -182,7 +188,7 @@ class _Scope:
         pred = subset_filter(cfg, subset) & pl.col(fld).is_not_null()
         if judge is not None:
             jc = coded.code("judge", judge)
-            pred = pred & (pl.col("_j") == (-1 if jc is None else jc))
+            pred = pred & (pl.col("_j") == jc) if jc is not None else pl.lit(False)
         self._pred, self._fld = pred, fld
         f = self.rows()
         if release:  # the last scope built from the coded frame: freed before the sorts
@@ -1003,7 +1009,7 @@ def _valid_cell_codes(rows: pl.DataFrame, cfg: Config, fld: str, tables: PairedT
     its names, as :class:`_Coded` gives them), the names per key, and the values.
 
     From the run's coded cell rows when ``tables`` are given (codes of every cell row's keys:
-    the same order), else coded here as int32 (:func:`workbench.reduce.codes.coded_keys`):
+    the same order), else coded here (:func:`workbench.reduce.codes.coded_keys`; variant, trial and judge narrow):
     no frame of int64 codes nor of key texts, which held about 0.3 GB at 5M rows."""
     coded = tables.coded() if tables is not None else None
     if coded is not None and coded.frame is not None:  # not released (PairedTables.prepare)
@@ -1011,7 +1017,8 @@ def _valid_cell_codes(rows: pl.DataFrame, cfg: Config, fld: str, tables: PairedT
         return ({k: f[_CODE[k]].to_numpy() for k in KEYS}, coded.names,
                 f[fld].to_numpy().astype(np.float64, copy=False))
     codes, levels, kept = reduce_codes.coded_keys(
-        rows, selection.in_cells() & pl.col(fld).is_not_null(), KEYS, extra=[pl.col(fld)])
+        rows, selection.in_cells() & pl.col(fld).is_not_null(), KEYS, extra=[pl.col(fld)],
+        narrow=("variant", "trial", "judge"))
     for k in KEYS:
         if levels[k] and levels[k][0] is None:  # ingest makes a line without a key malformed
             raise ValueError(f"a cell row has no {k}")
@@ -1043,7 +1050,9 @@ def _trial_iccs(rows: pl.DataFrame, cfg: Config, fld: str, tables: PairedTables 
     del codes
     trial_ids = [names["trial"][t] for t in np.flatnonzero(np.bincount(tcode, minlength=1)).tolist()]
     by_variant = np.argsort(vcode, kind="stable")
-    bounds = np.searchsorted(vcode[by_variant], np.arange(len(names["variant"]) + 1), "left")
+    # each variant's run in that order (a searchsorted of int64 needles converted the narrow
+    # codes to int64 first)
+    bounds = np.r_[0, np.cumsum(np.bincount(vcode, minlength=len(names["variant"])))]
     out = []
     for code, variant in enumerate(names["variant"]):
         sub = by_variant[bounds[code]:bounds[code + 1]]

@@ -125,10 +125,17 @@ def _compact_counts(n: np.ndarray) -> np.ndarray:
 
 
 def _compact_sums(s: np.ndarray) -> np.ndarray:
-    """Per-scenario sums as float32 when every one is exactly a float32 (integer sums below
-    2**24, halves...), else float64: the same values either way."""
+    """Per-scenario sums in the narrowest type that holds every one exactly: an unsigned
+    integer type up to 16 bits when they are non-negative integers (a byte for sums of a few
+    integer scores: a quarter of float32's bytes, 0.18 GB less at 20M generated rows while the
+    scorecard's 180 cells wait for the bootstrap), float32 when every one is exactly a float32
+    (integer sums below 2**24, halves...), else float64: the same values either way."""
     if s.size == 0:
         return s
+    lo, hi = float(s.min()), float(s.max())
+    # (a sum of -0.0 stays a float: an integer type has no negative zero)
+    if lo >= 0 and hi <= np.iinfo(np.uint16).max and np.all(s == np.floor(s)) and not np.signbit(s).any():
+        return s.astype(narrowest_unsigned(hi))
     s32 = s.astype(np.float32)
     with np.errstate(invalid="ignore"):
         exact = bool(np.array_equal(s32.astype(np.float64), s))
