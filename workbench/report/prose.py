@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from workbench.report import plots
 from workbench.report.formats import _plural, _series, interval, num, p_is, pct, signed
 from workbench.report.model import BUCKET_MEANING, ROWS_LISTED, Report
 from workbench.report.provenance import results_sha256
@@ -146,6 +145,8 @@ def _lead_scorecard(r: Report) -> str:
     cells = pooled_cells(r.doc)
     if not cells:
         return "No scorecard cells: no variant has rows."
+    from workbench.report import plots  # matplotlib: not for the terminal's sentences
+
     order = plots.scorecard_order(cells)
     measured = [c for c in order if c["status"] == "measured"]
     if measured:
