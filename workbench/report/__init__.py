@@ -33,9 +33,6 @@ from typing import TYPE_CHECKING, Any
 # matplotlib and the HTML export (0.37 s of every run, measured at 1M generated rows).
 _EXPORTS: dict[str, str] = {
     "CSS": "assets",
-    "build": "build",
-    "command_for": "build",
-    "overrides": "build",
     "GateFailed": "export",
     "export_html": "export",
     "external_references": "export",
@@ -101,7 +98,12 @@ _EXPORTS: dict[str, str] = {
     "scorecard_tables": "tables",
 }
 
-__all__ = sorted(_EXPORTS)
+# ``build`` is also the name of its module: imported here, so that the submodule's import
+# (which sets the package's attribute ``build`` to the module) is followed by the function's
+# (build.py imports no figure module: no matplotlib)
+from workbench.report.build import build, command_for, overrides  # noqa: E402, F401
+
+__all__ = sorted([*_EXPORTS, "build", "command_for", "overrides"])
 
 
 def __getattr__(name: str) -> Any:
