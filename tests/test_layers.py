@@ -313,6 +313,7 @@ def test_the_terminal_summary_does_not_import_matplotlib() -> None:
             "import workbench.report as r, workbench.report.build\n"
             "print(callable(r.build))\n"  # the function, not its module of the same name
             "r.figure\n"
+            "r.export.WorkbenchExporter, r.plots.VALID\n"  # submodules as attributes, as before
             "print('matplotlib' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True", "True"]

@@ -103,13 +103,20 @@ _EXPORTS: dict[str, str] = {
 # (build.py imports no figure module: no matplotlib)
 from workbench.report.build import build, command_for, overrides  # noqa: E402, F401
 
-__all__ = sorted([*_EXPORTS, "build", "command_for", "overrides"])
+__all__ = sorted(n for n in [*_EXPORTS, "build", "command_for", "overrides"] if not n.startswith("_"))
 
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        # a submodule (report.export, report.plots...), as the eager package gave them
+        try:
+            value = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+        return value
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value  # found directly from now on
     return value
