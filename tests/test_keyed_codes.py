@@ -146,6 +146,13 @@ def test_narrow_view_codes_give_the_row_paths_tables(tmp_path: Path) -> None:
         jb = reduce.JointBootstrap.for_rows(rows, dataclasses.replace(cfg, resamples=200))
         cards.append(scorecard(rows, cfg, jb, view=v).to_dicts())
     assert len(cards[0]) > 600 and cards[0] == cards[1]
+    # a few cells against a loop over the lines (the repeat counted once)
+    for v, j in (("v000", None), ("v256", "jb"), ("v299", "ja")):
+        vals = [r["overall"] for r in lines[:-1] if r["variant"] == v and (j is None or r["judge"] == j)
+                and r["overall"] is not None]
+        (cell,) = [c for c in cards[0] if c["variant"] == v and c["judge"] == j and c["subset"] is None
+                   and c["field"] == "overall"]
+        assert cell["valid_n"] == len(vals) and cell["mean"] == pytest.approx(sum(vals) / len(vals), rel=1e-12)
 
 
 def test_cell_levels_are_the_cell_rows_distinct_keys(generated: tuple[pl.DataFrame, Any]) -> None:

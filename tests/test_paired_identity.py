@@ -381,8 +381,13 @@ def test_many_variants_narrow_codes_give_the_reference_records() -> None:
              for a, b in (("v000", "v299"), ("v256", "v257"))]
     want_c = [ref.contrast_record(rows, cfg, a, b, None, None, None, 0, ref_boot)
               for a, b in (("v000", "v299"), ("v256", "v257"))]
+    # the judge orders freed (the pipeline does so after the offsets) are made again, the same
+    tables.forget_judge_orders()
+    assert scope._by_judge is None and scope._judges_sorted is None
+    again = paired._offset_from(scope, cfg, "ja", "jb", None, None, boot)
     boot.run()
     ref_boot.run()
     assert all(r["pairs"] > 0 for r in got)
     for g, w in zip([*got, *got_c], [*want, *want_c], strict=True):
         _same(g, w, "many variants")
+    _same(again, want[0], "judge orders made again")

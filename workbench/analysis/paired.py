@@ -80,7 +80,7 @@ class _Coded:
         codes, levels, kept = reduce_codes.coded_keys(
             rows, selection.in_cells() if where is None else selection.in_cells() & where, cols,
             extra=[pl.col(c) for c in keep if c not in KEYS or c in subset_fields],
-            narrow=("variant", "trial", "judge"))
+            narrow=reduce_codes.NARROW_KEYS)
         self.names: dict[str, list[str]] = {}
         for k in KEYS:
             if levels[k] and levels[k][0] is None:  # ingest makes a line without a key malformed
@@ -146,7 +146,7 @@ def _radix(coded: _Coded, cols: list[tuple[str, np.ndarray]]) -> list[np.ndarray
         return [c for _, c in reversed(cols)]
     # int32 when every key fits: the same values, so the same stable order, in half the bytes
     # (the key and its sorted copy are row-sized: 0.12 GB less at 20M generated rows)
-    key = np.zeros(cols[0][1].size, dtype=np.int32 if width < 2.0**31 else np.int64)
+    key = np.zeros(cols[0][1].size, dtype=reduce_codes.index_dtype(width))
     for (_, c), w in zip(cols, widths, strict=True):
         key *= w
         key += c
@@ -204,11 +204,9 @@ class _Scope:
         # the sort by (variant, scenario, trial, judge, value): one mixed-radix key of the
         # four codes orders as they do, so a two-key stable sort gives the same permutation
         order = _lexsort(x, _radix(coded, [("variant", vr), ("scenario", sc), ("trial", tr), ("judge", jd)]))
-        # the variant, trial and judge codes in their narrowest types (a byte each for up to
-        # 256 labels; every use widens them or compares): 9 bytes a valid value less than
-        # int32, 0.13 GB at 20M generated rows
-        vr, tr, jd = (a.astype(reduce_codes.narrowest_unsigned(coded.size[k] - 1), copy=False)
-                      for a, k in ((vr, "variant"), (tr, "trial"), (jd, "judge")))
+        # the variant, trial and judge codes are the frame's, in their narrowest types
+        # (reduce_codes.NARROW_KEYS: a byte each for up to 256 labels; every use widens them or
+        # compares): 9 bytes a valid value less than int32, 0.13 GB at 20M generated rows
         self.sc, self.vr, self.tr, self.jd, self.x = sc[order], vr[order], tr[order], jd[order], x[order]
         self.cl = coded.clusters_of(self.sc)
         self._by_judge: np.ndarray | None = None
@@ -1018,7 +1016,7 @@ def _valid_cell_codes(rows: pl.DataFrame, cfg: Config, fld: str, tables: PairedT
                 f[fld].to_numpy().astype(np.float64, copy=False))
     codes, levels, kept = reduce_codes.coded_keys(
         rows, selection.in_cells() & pl.col(fld).is_not_null(), KEYS, extra=[pl.col(fld)],
-        narrow=("variant", "trial", "judge"))
+        narrow=reduce_codes.NARROW_KEYS)
     for k in KEYS:
         if levels[k] and levels[k][0] is None:  # ingest makes a line without a key malformed
             raise ValueError(f"a cell row has no {k}")

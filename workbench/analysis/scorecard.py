@@ -233,7 +233,7 @@ class _CellValues:
                 first = view.levels(c)
                 levels = sorted(first, key=lambda v: (str(v), v is None))
                 where = {v: i for i, v in enumerate(levels)}
-                perm = np.array([where[v] for v in first], dtype=np.int32 if len(first) < 2**31 else np.int64)
+                perm = np.array([where[v] for v in first], dtype=reduce_codes.index_dtype(len(first)))
                 if perm.size and np.array_equal(perm, np.arange(perm.size)):
                     codes = view.codes(c)  # the same order (no null label): the view's own array
                 else:
@@ -509,7 +509,7 @@ def scorecard(rows: pl.DataFrame, cfg: Config, joint: JointBootstrap | None = No
     # per spec, per field: each cell's (record, per-scenario sums), field by field
     done: list[dict[str, list[Any]]] = [{} for _ in specs]
     g = len(jb.scenarios)
-    every = np.arange(g, dtype=np.int32 if g < 2**31 else np.int64)
+    every = np.arange(g, dtype=reduce_codes.index_dtype(g))
     for fld in cfg.score_names:
         arrays = prep.field(fld)
         for j, (keys, _, base_cell) in enumerate(indexes):
@@ -617,7 +617,7 @@ def _flag_rates_coded(view: reduce_codes.KeyedCodes, cfg: Config) -> list[dict[s
     for subset in [None, *cfg.subsets]:
         sel = base if subset is None else base & view.subset_mask(subset)
         keys, inv = reduce_codes.group_ids(variants[sel], scen[sel],
-                                           inv_dtype=np.int32 if sel.size < 2**31 else np.int64)
+                                           inv_dtype=reduce_codes.index_dtype(sel.size))
         m = keys.shape[0]
         flagged = reduce_codes.count_where(inv, flagged_rows[sel], m)
         n = reduce_codes.count_where(inv, None, m)

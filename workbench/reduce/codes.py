@@ -122,7 +122,7 @@ def group_ids(*codes: np.ndarray, key_dtype: type = np.int64, inv_dtype: type = 
     widths = [int(c.max()) + 1 for c in codes]
     width = float(np.prod([float(w) for w in widths]))
     if width < 2.0**62:
-        ident = np.zeros(n, dtype=np.int32 if width < 2.0**31 else np.int64)
+        ident = np.zeros(n, dtype=index_dtype(width))
         for c, w in zip(codes, widths, strict=True):
             ident *= w
             ident += c
@@ -150,6 +150,17 @@ def group_ids(*codes: np.ndarray, key_dtype: type = np.int64, inv_dtype: type = 
 BLOCK_ROWS = 1 << 20
 """Rows a stage codes, selects or counts at a time when it walks arrays of the rows' length
 (:func:`count_where`, the census's judgment table): a block's temporaries, not the rows'."""
+
+
+NARROW_KEYS = ("variant", "trial", "judge")
+"""The key columns coded in their narrowest unsigned type (:func:`coded_keys`' ``narrow``) by
+every stage that codes the rows' keys: few labels each, so a byte a row up to 256."""
+
+
+def index_dtype(size: float) -> type:
+    """int32 when every integer below ``size`` fits in it (``size < 2**31``), else int64: the
+    positions, codes and mixed-radix identifiers of row-sized arrays, in half the bytes."""
+    return np.int32 if size < 2**31 else np.int64
 
 
 def narrowest_unsigned(top: float) -> type:
@@ -228,8 +239,7 @@ class KeyedCodes:
         # 65,536): 9 bytes a keyed row less than int32, 0.18 GB at 20M generated rows, held
         # from the census to the scorecard. Every use widens them (in-place sums into a wider
         # identifier, bincount, gathers) or compares them; none multiplies them as they are
-        codes, levels, df = coded_keys(self.rows, selection.keyed(), cols, extra,
-                                       narrow=("variant", "trial", "judge"))
+        codes, levels, df = coded_keys(self.rows, selection.keyed(), cols, extra, narrow=NARROW_KEYS)
         base = {"levels": levels, "height": df.height,
                 "codes": codes,
                 "bucket": df["__bucket"].to_numpy()}
@@ -312,7 +322,7 @@ class KeyedCodes:
         key = "groups:" + "/".join(cols)
         if key not in self._parts:  # each keyed row's group as int32 (kept: half of int64)
             self._parts[key] = group_ids(*[self.codes(c) for c in cols],
-                                         inv_dtype=np.int32 if self.height < 2**31 else np.int64)
+                                         inv_dtype=index_dtype(self.height))
         return self._parts[key]  # type: ignore[no-any-return]
 
     def conflict_keys(self) -> pl.DataFrame:

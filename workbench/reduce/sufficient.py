@@ -40,7 +40,7 @@ from workbench import stats
 from workbench.common.config import Config
 from workbench.ingest import spill as ingest_spill
 from workbench.ingest.selection import cell_rows, subset_filter
-from workbench.reduce.codes import narrowest_unsigned
+from workbench.reduce.codes import index_dtype, narrowest_unsigned
 
 KEYED_EXCLUDE = ("blank", "malformed")
 """Buckets of lines with no usable key: they are no scenario of the run."""
@@ -114,14 +114,24 @@ class _Column:
         self.codes = self.n = self.s = None
 
 
+def _unsigned(a: np.ndarray, top: float) -> np.ndarray | None:
+    """``a`` in the narrowest unsigned integer type when every value is a non-negative integer
+    of at most ``top`` (no -0.0: an integer type has no negative zero), else None: the same
+    values either way."""
+    if a.size == 0:
+        return None
+    lo, hi = float(a.min()), float(a.max())
+    if not (lo >= 0 and hi <= top and np.all(a == np.floor(a)) and not np.signbit(a).any()):
+        return None
+    return a.astype(narrowest_unsigned(hi))
+
+
 def _compact_counts(n: np.ndarray) -> np.ndarray:
     """Per-scenario counts in the narrowest unsigned integer type that holds them exactly
-    (float64 when they are not all non-negative integers): the same values, a quarter to an
-    eighth of the bytes while the column waits for its draws."""
-    if n.size == 0 or not (float(n.min()) >= 0 and np.all(n == np.floor(n))):
-        return n
-    dt = narrowest_unsigned(float(n.max()))
-    return n if dt is np.int64 else n.astype(dt)
+    (as they are when they are not all non-negative integers up to uint32's range): the same
+    values, a quarter to an eighth of the bytes while the column waits for its draws."""
+    out = _unsigned(n, np.iinfo(np.uint32).max)
+    return n if out is None else out
 
 
 def _compact_sums(s: np.ndarray) -> np.ndarray:
@@ -132,10 +142,9 @@ def _compact_sums(s: np.ndarray) -> np.ndarray:
     (integer sums below 2**24, halves...), else float64: the same values either way."""
     if s.size == 0:
         return s
-    lo, hi = float(s.min()), float(s.max())
-    # (a sum of -0.0 stays a float: an integer type has no negative zero)
-    if lo >= 0 and hi <= np.iinfo(np.uint16).max and np.all(s == np.floor(s)) and not np.signbit(s).any():
-        return s.astype(narrowest_unsigned(hi))
+    out = _unsigned(s, np.iinfo(np.uint16).max)
+    if out is not None:
+        return out
     s32 = s.astype(np.float32)
     with np.errstate(invalid="ignore"):
         exact = bool(np.array_equal(s32.astype(np.float64), s))
@@ -261,7 +270,7 @@ class JointBootstrap:
         g = len(self.scenarios)
         if cc.size == g and g:
             if self._every is None:
-                self._every = np.arange(g, dtype=np.int32 if g < 2**31 else np.intp)
+                self._every = np.arange(g, dtype=index_dtype(g))
             if np.array_equal(cc, self._every):
                 return self._every
         return cc.astype(np.int32) if g < 2**31 else cc

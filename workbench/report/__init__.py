@@ -26,7 +26,7 @@ One module per concern:
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 # The names below are re-exported from their modules, each imported when first asked for
 # (PEP 562): ``workbench analyze`` prints the report's sentences (prose) without importing
@@ -125,50 +125,3 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted({*globals(), *_EXPORTS})
 
-
-if TYPE_CHECKING:  # the names for type checkers and editors
-    from workbench.report.assets import CSS  # noqa: F401
-    from workbench.report.build import build, command_for, overrides  # noqa: F401
-    from workbench.report.export import (  # noqa: F401
-        GateFailed,
-        export_html,
-        external_references,
-        finish,
-        notebook_fragments,
-        page,
-        render,
-        title_for,
-        vega_bundle,
-    )
-    from workbench.report.figures import FIGURES, _json_script, chart, chart_spec, figure, make_figure, save_figure  # noqa: F401
-    from workbench.report.formats import interval, num, p_is, pct, pval, signed  # noqa: F401
-    from workbench.report.kernel import execute, notebook_path  # noqa: F401
-    from workbench.report.markup import Html, badge, details, esc, join, para, table, tag  # noqa: F401
-    from workbench.report.model import (  # noqa: F401
-        BUCKET_MEANING,
-        ROWS_LISTED,
-        SECTIONS,
-        STATUS_CLASS,
-        VERDICT_CLASS,
-        VERSIONED,
-        Report,
-    )
-    from workbench.report.prose import leads, limits  # noqa: F401
-    from workbench.report.provenance import git_commit, results_sha256, versions  # noqa: F401
-    from workbench.report.queries import contrast_verdict, headline_contrasts, pooled_cells, pooled_offsets  # noqa: F401
-    from workbench.report.sections import header, heading  # noqa: F401
-    from workbench.report.tables import (  # noqa: F401
-        census_tables,
-        claims_table,
-        contrasts_table,
-        ledger_tables,
-        limits_list,
-        methods_table,
-        offsets_tables,
-        provenance_tables,
-        published_cells,
-        published_rules_table,
-        published_table,
-        rows_appendix,
-        scorecard_tables,
-    )
